@@ -1,0 +1,68 @@
+package dev.kanuki;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * A named lock on a backend. Obtain one from {@link LockProvider#lock(String)}; it is a cheap
+ * descriptor that holds nothing until acquired, and is safe to share between threads.
+ *
+ * <p>Not reentrant: a thread that acquires a lock it already holds waits for itself until its
+ * timeout runs out. Within one JVM waiters are served first come, first served.
+ */
+public interface DistributedLock {
+
+    /** @return the lock's name */
+    String name();
+
+    /**
+     * Makes one attempt, without waiting.
+     *
+     * @return a handle when the lock was free, empty when it is held
+     * @throws LockBackendException when the backend fails
+     */
+    Optional<LockHandle> tryAcquire();
+
+    /**
+     * Waits up to {@code timeout} for the lock.
+     *
+     * @param timeout the longest wait; zero means one attempt
+     * @return a handle, or empty when the timeout ran out
+     * @throws LockBackendException when the backend fails
+     */
+    Optional<LockHandle> tryAcquire(Duration timeout);
+
+    /**
+     * Waits up to {@code timeout} for the lock.
+     *
+     * @param timeout the longest wait
+     * @return the handle; close it to release the lock
+     * @throws LockTimeoutException when the timeout ran out (it names the holder when known)
+     * @throws LockBackendException when the backend fails
+     * @throws LockException wrapping {@link InterruptedException} when the thread is interrupted;
+     *     the interrupt flag is set again
+     */
+    LockHandle acquire(Duration timeout);
+
+    /**
+     * Waits for the lock without blocking the calling thread. Waiters do not each park a
+     * thread: a JVM uses at most one thread per contended name on backends that wait by
+     * blocking, and none on backends that poll.
+     *
+     * @param timeout the longest wait
+     * @return a future completed with the handle, or exceptionally with
+     *     {@link LockTimeoutException} or {@link LockBackendException}. Cancelling it gives up
+     *     the wait; a handle that arrives after cancellation is released.
+     */
+    CompletableFuture<LockHandle> acquireAsync(Duration timeout);
+
+    /**
+     * A {@link Lock} view for code that expects one. {@code lock()} waits without limit;
+     * {@code unlock()} must be called by the thread that locked; conditions are not supported.
+     *
+     * @return a view backed by this lock
+     */
+    Lock asJavaLock();
+}

@@ -1,0 +1,53 @@
+package dev.kanuki;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Proof that a lock is held. Close it to release the lock; closing twice does nothing.
+ *
+ * <p>Handles are not reentrant: acquiring a lock that this JVM already holds waits like any
+ * other contender, even from the same thread. A handle may be closed from any thread.
+ */
+public interface LockHandle extends AutoCloseable {
+
+    /** @return the name of the lock this handle holds */
+    String name();
+
+    /**
+     * A number that is strictly greater than the token of every earlier exclusive holder of the
+     * same name on the same backend, across processes. Pass it to the resource you protect so it
+     * can refuse writes from a holder whose lock has since been lost ("fencing"). Shared (read)
+     * holders see the token of the last exclusive holder.
+     *
+     * @return the fencing token of this acquisition
+     */
+    long fencingToken();
+
+    /**
+     * @return true while this handle is open and its lock is not known to be lost; a cheap local
+     *     check with no round trip (see {@link #verify()})
+     */
+    boolean isHeld();
+
+    /**
+     * Checks with the backend that the lock is still held by this handle: the "re-check before
+     * commit" of the seeds. Call it just before making the protected work visible.
+     *
+     * @throws LockLostException when the lock is no longer held, or the handle was closed
+     * @throws LockBackendException when the backend cannot be asked
+     */
+    void verify();
+
+    /**
+     * A future completed (with the reason) when kanuki notices the lock was lost while this
+     * handle was open: a lease that could not be renewed, a session that ended, a lock file
+     * removed. It is never completed by {@link #close()}.
+     *
+     * @return a future owned by the caller; completing it has no effect on the lock
+     */
+    CompletableFuture<LockLostException> lost();
+
+    /** Releases the lock. Idempotent; never throws for a lock that was already lost. */
+    @Override
+    void close();
+}

@@ -1,0 +1,92 @@
+package dev.kanuki;
+
+import dev.kanuki.engine.EngineLockProvider;
+
+/**
+ * The entry point: a connection to one lock backend, from which named locks are made.
+ *
+ * <pre>{@code
+ * try (LockProvider locks = LockProvider.open("file:/var/lock/myapp");
+ *      LockHandle h = locks.lock("board").acquire(Duration.ofSeconds(5))) {
+ *     // critical section; h.fencingToken() increases with every holder
+ * }
+ * }</pre>
+ *
+ * <p>Backends are found by URI scheme through {@link java.util.ServiceLoader}: {@code mem:} is in
+ * kanuki-core, {@code file:} in kanuki-file, and so on. A provider is thread-safe; open one per
+ * backend and share it. Closing it releases every lock still held through it.
+ */
+public interface LockProvider extends AutoCloseable {
+
+    /**
+     * Opens a backend by URI, e.g. {@code mem:}, {@code file:/var/lock/app},
+     * {@code file:/var/lock/app?strategy=os}. Options every backend takes:
+     * {@code lease} (ttl backends' lease, default 30s), {@code poll} (the longest pause between
+     * attempts on backends that poll, default 5ms).
+     *
+     * @param uri the backend URI
+     * @return an open provider
+     * @throws IllegalArgumentException when the URI is malformed or no backend handles its scheme
+     * @throws LockBackendException when the backend cannot be reached or set up
+     */
+    static LockProvider open(String uri) {
+        return EngineLockProvider.open(uri);
+    }
+
+    /**
+     * Opens the default backend: {@code file:} in a per-user directory created with mode 0700
+     * ({@code $XDG_RUNTIME_DIR/kanuki} when set, else {@code ~/.cache/kanuki/locks}).
+     *
+     * @return an open provider
+     * @throws LockBackendException when kanuki-file is not on the class path or the directory
+     *     cannot be created
+     */
+    static LockProvider openDefault() {
+        return EngineLockProvider.open(DEFAULT_URI);
+    }
+
+    /** The URI {@link #openDefault()} opens. */
+    String DEFAULT_URI = "file:";
+
+    /** @return the URI this provider was opened with */
+    String uri();
+
+    /** @return what this backend can do */
+    Capabilities capabilities();
+
+    /**
+     * @param name the lock's name (see {@link LockNames} for the rules)
+     * @return the exclusive lock of that name
+     * @throws IllegalArgumentException when the name breaks the rules
+     */
+    DistributedLock lock(String name);
+
+    /**
+     * @param name the lock's name; its write lock is {@link #lock(String) lock(name)}
+     * @return the read-write lock of that name
+     * @throws UnsupportedOperationException when {@link Capabilities#sharedLocks()} is false
+     * @throws IllegalArgumentException when the name breaks the rules
+     */
+    DistributedReadWriteLock readWriteLock(String name);
+
+    /**
+     * @param name the semaphore's name
+     * @param permits how many holders may hold it at once, at least 1
+     * @return the semaphore
+     * @throws UnsupportedOperationException when {@link Capabilities#semaphores()} is false
+     * @throws IllegalArgumentException when the name breaks the rules or permits is below 1
+     */
+    DistributedSemaphore semaphore(String name, int permits);
+
+    /**
+     * Describes who holds a lock now, when the backend can tell, without taking it.
+     *
+     * @param name the lock's name
+     * @return the current status of the lock
+     */
+    LockStatus status(String name);
+
+    /** Releases every lock still held through this provider and frees its resources. Idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,47 @@
+package dev.kanuki;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * The lock was not obtained before the timeout ran out. Nothing is held when this is thrown.
+ */
+public class LockTimeoutException extends LockException {
+    private static final long serialVersionUID = 1L;
+
+    private final String lockName;
+    private final Duration timeout;
+    private final transient OwnerInfo holder;
+
+    /**
+     * @param lockName the lock that could not be obtained
+     * @param timeout how long the caller waited
+     * @param holder who held the lock when the wait ended, or {@code null} when unknown
+     */
+    public LockTimeoutException(String lockName, Duration timeout, OwnerInfo holder) {
+        super(message(lockName, timeout, holder), null);
+        this.lockName = lockName;
+        this.timeout = timeout;
+        this.holder = holder;
+    }
+
+    private static String message(String lockName, Duration timeout, OwnerInfo holder) {
+        String base = "lock '" + LockNames.printable(lockName) + "' not obtained within " + Durations.format(timeout);
+        return holder == null ? base : base + "; held by " + holder.describe();
+    }
+
+    /** @return the name of the lock that could not be obtained */
+    public String lockName() {
+        return lockName;
+    }
+
+    /** @return how long the caller waited */
+    public Duration timeout() {
+        return timeout;
+    }
+
+    /** @return who held the lock when the wait ended, when the backend records owners */
+    public Optional<OwnerInfo> holder() {
+        return Optional.ofNullable(holder);
+    }
+}

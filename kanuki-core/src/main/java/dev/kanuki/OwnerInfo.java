@@ -1,0 +1,40 @@
+package dev.kanuki;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Who holds (or last held) a lock, as recorded by backends that store an owner record.
+ *
+ * @param host the host name of the holder
+ * @param pid the process id of the holder
+ * @param id a random 128-bit id (32 hex digits) unique to the acquisition
+ * @param acquiredAt when the lock was obtained
+ * @param leaseUntil when the lease runs out unless renewed; {@code null} for session leases,
+ *     which last as long as the holder's process or connection
+ */
+public record OwnerInfo(String host, long pid, String id, Instant acquiredAt, Instant leaseUntil) {
+
+    /** Checks that the required fields are present. */
+    public OwnerInfo {
+        Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(acquiredAt, "acquiredAt");
+    }
+
+    /** @return the lease end, or empty for a session lease */
+    public Optional<Instant> lease() {
+        return Optional.ofNullable(leaseUntil);
+    }
+
+    /**
+     * @return a one-line description for people, e.g. {@code pid 4242 on web-1 since 2026-11-21T10:00:00Z (3s ago)}
+     */
+    public String describe() {
+        Duration age = Duration.between(acquiredAt, Instant.now());
+        String ageText = age.isNegative() ? "" : " (" + Durations.format(Duration.ofMillis(age.toMillis())) + " ago)";
+        return "pid " + pid + " on " + host + " since " + acquiredAt + ageText;
+    }
+}

@@ -1,0 +1,32 @@
+package dev.kanuki.engine;
+
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Pauses between attempts on backends that cannot wake waiters: start short so a quick handoff
+ * is caught early, double up to {@code maxPause}, and add jitter so that waiters in different
+ * processes do not retry in lockstep.
+ */
+final class Backoff {
+    private static final long FIRST_PAUSE_NANOS = 200_000; // 0.2 ms
+
+    private final long maxPauseNanos;
+    private long current;
+
+    Backoff(long maxPauseNanos) {
+        this.maxPauseNanos = Math.max(FIRST_PAUSE_NANOS, maxPauseNanos);
+        this.current = FIRST_PAUSE_NANOS;
+    }
+
+    /**
+     * @param remainingNanos time left before the deadline
+     * @return the next pause, uniformly between half and one and a half of the current step (so
+     *     the average pause once backed off is {@code maxPause}), never past the deadline
+     */
+    long nextPauseNanos(long remainingNanos) {
+        long step = current;
+        current = Math.min(maxPauseNanos, current * 2);
+        long pause = step / 2 + ThreadLocalRandom.current().nextLong(step + 1);
+        return Math.max(0, Math.min(pause, remainingNanos));
+    }
+}

@@ -1,0 +1,121 @@
+package dev.kanuki.engine;
+
+import dev.kanuki.LockHandle;
+import dev.kanuki.LockLostException;
+import dev.kanuki.LockNames;
+import dev.kanuki.spi.Grant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** A held lock as the engine tracks it. */
+final class EngineHandle implements LockHandle {
+    private static final Logger log = LoggerFactory.getLogger(EngineHandle.class);
+    private static final int HELD = 0;
+    private static final int LOST = 1;
+    private static final int CLOSED = 2;
+
+    final Gate gate;
+    final EngineLock lock;
+    final Grant grant;
+    /** Non-null for shared holders: the backend grant they hold together. */
+    final Gate.SharedGrant shared;
+    private final AtomicInteger state = new AtomicInteger(HELD);
+    private volatile CompletableFuture<LockLostException> lost;
+    private volatile LockLostException lostReason;
+    /** Lease bookkeeping for the watchdog, in System.nanoTime() terms. */
+    volatile long lastConfirmedNanos = System.nanoTime();
+
+    EngineHandle(Gate gate, EngineLock lock, Grant grant, Gate.SharedGrant shared) {
+        this.gate = gate;
+        this.lock = lock;
+        this.grant = grant;
+        this.shared = shared;
+    }
+
+    @Override
+    public String name() {
+        return lock.name;
+    }
+
+    @Override
+    public long fencingToken() {
+        return grant.fencingToken();
+    }
+
+    @Override
+    public boolean isHeld() {
+        return state.get() == HELD;
+    }
+
+    @Override
+    public void verify() {
+        int s = state.get();
+        if (s == CLOSED) {
+            throw new LockLostException(lock.name, "the handle was closed", null);
+        }
+        if (s == LOST) {
+            throw lostReason;
+        }
+        if (!lock.provider.backend.verify(grant)) {
+            LockLostException e = new LockLostException(lock.name,
+                    "the backend no longer records this holder (" + lock.provider.uri() + ")", null);
+            markLost(e);
+            throw e;
+        }
+        lastConfirmedNanos = System.nanoTime();
+    }
+
+    @Override
+    public CompletableFuture<LockLostException> lost() {
+        return lostFuture().copy();
+    }
+
+    private CompletableFuture<LockLostException> lostFuture() {
+        CompletableFuture<LockLostException> f = lost;
+        if (f == null) {
+            synchronized (this) {
+                if (lost == null) {
+                    lost = new CompletableFuture<>();
+                    if (state.get() == LOST || lostReason != null) {
+                        lost.complete(lostReason);
+                    }
+                }
+                f = lost;
+            }
+        }
+        return f;
+    }
+
+    /** Marks the lock lost (once) and completes {@link #lost()}. */
+    void markLost(LockLostException reason) {
+        synchronized (this) {
+            if (!state.compareAndSet(HELD, LOST)) {
+                return;
+            }
+            lostReason = reason;
+        }
+        log.warn("{}", reason.getMessage());
+        lostFuture().complete(reason);
+    }
+
+    @Override
+    public void close() {
+        int s = state.get();
+        while (s != CLOSED) {
+            if (state.compareAndSet(s, CLOSED)) {
+                lock.provider.untrack(this);
+                gate.release(this);
+                return;
+            }
+            s = state.get();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "LockHandle[" + LockNames.printable(lock.name) + ", token " + grant.fencingToken()
+                + (isHeld() ? ", held" : ", not held") + "]";
+    }
+}

@@ -1,0 +1,184 @@
+package dev.kanuki.engine;
+
+import dev.kanuki.DistributedSemaphore;
+import dev.kanuki.LockException;
+import dev.kanuki.LockHandle;
+import dev.kanuki.LockNames;
+import dev.kanuki.LockTimeoutException;
+import dev.kanuki.spi.LockMode;
+import dev.kanuki.spi.LockRequest;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * A named lock (exclusive, shared, or a semaphore permit) as the engine runs it: the caller's
+ * side of the {@link Gate}.
+ */
+final class EngineLock implements DistributedSemaphore {
+    final EngineLockProvider provider;
+    final String name;
+    final LockMode mode;
+    private final int permits;
+    private final String gateKey;
+
+    EngineLock(EngineLockProvider provider, String name, LockMode mode, int permits) {
+        this.provider = provider;
+        this.name = name;
+        this.mode = mode;
+        this.permits = permits;
+        String namespace = mode == LockMode.PERMIT ? "\u0000S\u0000" : "\u0000L\u0000";
+        this.gateKey = provider.scope + namespace + name;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public int permits() {
+        return permits;
+    }
+
+    @Override
+    public Optional<LockHandle> tryAcquire() {
+        return tryAcquire(Duration.ZERO);
+    }
+
+    @Override
+    public Optional<LockHandle> tryAcquire(Duration timeout) {
+        Waiter w = start(timeout, false);
+        LockHandle handle = awaitHandle(w, true);
+        return Optional.ofNullable(handle);
+    }
+
+    @Override
+    public LockHandle acquire(Duration timeout) {
+        return awaitHandle(start(timeout, true), false);
+    }
+
+    @Override
+    public CompletableFuture<LockHandle> acquireAsync(Duration timeout) {
+        provider.checkOpen();
+        Waiter w = new Waiter(this, newRequest(), timeout, System.nanoTime(), true);
+        Gate gate = enter(w);
+        if (gate == null) {
+            return w.future;
+        }
+        w.future.whenComplete((h, e) -> {
+            if (e != null) {
+                w.interruptBlockedThread();
+            }
+        });
+        if (w.contendNow) {
+            gate.contendOnWorker(w);
+        }
+        if (!w.isDone() && w.remainingNanos() < Long.MAX_VALUE / 8) {
+            ScheduledFuture<?> expiry = EngineExecutors.timer().schedule(
+                    () -> EngineExecutors.workers().execute(w::expire), w.remainingNanos(), TimeUnit.NANOSECONDS);
+            w.future.whenComplete((h, e) -> expiry.cancel(false));
+        }
+        return w.future;
+    }
+
+    @Override
+    public Lock asJavaLock() {
+        return new JavaLockView(this);
+    }
+
+    private LockRequest newRequest() {
+        return new LockRequest(name, mode, permits, provider.lease);
+    }
+
+    /** Queues a waiter and, when it may contend at once, contends in this thread. */
+    private Waiter start(Duration timeout, boolean nameHolder) {
+        provider.checkOpen();
+        Waiter w = new Waiter(this, newRequest(), timeout, System.nanoTime(), nameHolder);
+        Gate gate = enter(w);
+        if (gate != null && w.contendNow) {
+            gate.contendInline(w);
+        }
+        return w;
+    }
+
+    /** @return the gate the waiter entered, or null when it was served at once */
+    private Gate enter(Waiter w) {
+        while (true) {
+            Gate gate = GateTable.JVM.gate(gateKey);
+            switch (gate.enter(w)) {
+                case RETIRED:
+                    continue;
+                case CONTEND_NOW:
+                    w.contendNow = true;
+                    return gate;
+                case SERVED:
+                    return null;
+                default:
+                    return gate;
+            }
+        }
+    }
+
+    /**
+     * Waits for the waiter's answer in the calling thread.
+     *
+     * @param timeoutIsEmpty true to return null on timeout instead of throwing
+     */
+    private LockHandle awaitHandle(Waiter w, boolean timeoutIsEmpty) {
+        try {
+            while (true) {
+                try {
+                    if (w.future.isDone()) {
+                        return w.future.get();
+                    }
+                    long remaining = w.remainingNanos();
+                    if (remaining <= 0) {
+                        w.expire();
+                        return w.future.get();
+                    }
+                    return w.future.get(remaining, TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    w.expire();
+                }
+            }
+        } catch (InterruptedException e) {
+            if (w.future.completeExceptionally(interrupted(e))) {
+                Thread.currentThread().interrupt();
+                throw interrupted(e);
+            }
+            w.future.thenAccept(LockHandle::close);
+            Thread.currentThread().interrupt();
+            throw interrupted(e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof LockTimeoutException timeout) {
+                if (timeoutIsEmpty) {
+                    return null;
+                }
+                throw new LockTimeoutException(timeout.lockName(), timeout.timeout(), timeout.holder().orElse(null));
+            }
+            if (cause instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            if (cause instanceof Error error) {
+                throw error;
+            }
+            throw new LockException("acquiring lock '" + LockNames.printable(name) + "' failed: " + cause, cause);
+        }
+    }
+
+    private LockException interrupted(InterruptedException e) {
+        return new LockException("interrupted while waiting for lock '" + LockNames.printable(name) + "'", e);
+    }
+
+    @Override
+    public String toString() {
+        return mode + " lock '" + LockNames.printable(name) + "' on " + provider.uri();
+    }
+}

@@ -1,0 +1,204 @@
+package dev.kanuki.engine;
+
+import dev.kanuki.Capabilities;
+import dev.kanuki.DistributedLock;
+import dev.kanuki.DistributedReadWriteLock;
+import dev.kanuki.DistributedSemaphore;
+import dev.kanuki.LeaseKind;
+import dev.kanuki.LockNames;
+import dev.kanuki.LockProvider;
+import dev.kanuki.LockStatus;
+import dev.kanuki.OwnerInfo;
+import dev.kanuki.spi.LockBackend;
+import dev.kanuki.spi.LockMode;
+import dev.kanuki.spi.LockUri;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The engine's {@link LockProvider}: one backend plus the engine's services around it (the
+ * shared per-name gates, lease watchdog, release at close and at JVM exit).
+ */
+public final class EngineLockProvider implements LockProvider {
+    private static final Logger log = LoggerFactory.getLogger(EngineLockProvider.class);
+    private static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+    private static final Duration DEFAULT_POLL = Duration.ofMillis(5);
+    private static final Set<EngineLockProvider> OPEN = ConcurrentHashMap.newKeySet();
+
+    static {
+        Thread hook = new Thread(EngineLockProvider::releaseAllAtExit, "kanuki-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+    }
+
+    final LockBackend backend;
+    final String scope;
+    final Duration lease;
+    final long pollNanos;
+    private final String uri;
+    private final Capabilities capabilities;
+    private final Set<EngineHandle> live = ConcurrentHashMap.newKeySet();
+    private final LeaseWatchdog watchdog;
+    private volatile boolean closed;
+
+    private EngineLockProvider(String uri, LockBackend backend, Duration lease, Duration poll) {
+        this.uri = uri;
+        this.backend = backend;
+        this.capabilities = backend.capabilities();
+        this.scope = backend.scope();
+        this.lease = lease;
+        this.pollNanos = poll.toNanos();
+        this.watchdog = capabilities.leaseKind() == LeaseKind.IN_PROCESS ? null : new LeaseWatchdog(this);
+    }
+
+    /**
+     * Opens a provider for a URI (see {@link LockProvider#open(String)}).
+     *
+     * @param uri the backend URI
+     * @return the open provider
+     */
+    public static LockProvider open(String uri) {
+        LockUri parsed = LockUri.parse(uri);
+        Duration lease = parsed.durationParam("lease", DEFAULT_LEASE);
+        Duration poll = parsed.durationParam("poll", DEFAULT_POLL);
+        if (lease.compareTo(Duration.ofMillis(100)) < 0) {
+            throw new IllegalArgumentException("lease=" + parsed.params().get("lease") + " in '" + uri
+                    + "' is too short; use at least 100ms (the watchdog renews at a third of it)");
+        }
+        if (poll.isZero()) {
+            throw new IllegalArgumentException("poll=0 in '" + uri + "' would spin; use e.g. poll=5ms");
+        }
+        LockBackend backend = BackendRegistry.forScheme(parsed.scheme()).create(parsed);
+        EngineLockProvider provider = new EngineLockProvider(uri, backend, lease, poll);
+        OPEN.add(provider);
+        return provider;
+    }
+
+    @Override
+    public String uri() {
+        return uri;
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public DistributedLock lock(String name) {
+        return new EngineLock(this, LockNames.validate(name), LockMode.EXCLUSIVE, 1);
+    }
+
+    @Override
+    public DistributedReadWriteLock readWriteLock(String name) {
+        LockNames.validate(name);
+        if (!capabilities.sharedLocks()) {
+            throw new UnsupportedOperationException(uri + " has no shared (read) locks; use lock(name)");
+        }
+        EngineLock read = new EngineLock(this, name, LockMode.SHARED, 1);
+        EngineLock write = new EngineLock(this, name, LockMode.EXCLUSIVE, 1);
+        return new DistributedReadWriteLock() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public DistributedLock readLock() {
+                return read;
+            }
+
+            @Override
+            public DistributedLock writeLock() {
+                return write;
+            }
+        };
+    }
+
+    @Override
+    public DistributedSemaphore semaphore(String name, int permits) {
+        LockNames.validate(name);
+        if (permits < 1) {
+            throw new IllegalArgumentException("a semaphore needs at least 1 permit, got " + permits);
+        }
+        if (!capabilities.semaphores()) {
+            throw new UnsupportedOperationException(uri + " has no semaphores");
+        }
+        return new EngineLock(this, name, LockMode.PERMIT, permits);
+    }
+
+    @Override
+    public LockStatus status(String name) {
+        checkOpen();
+        return backend.status(LockNames.validate(name));
+    }
+
+    /** @return who holds the lock, when the backend can tell; never throws */
+    OwnerInfo holderOf(String name) {
+        try {
+            LockStatus status = backend.status(name);
+            return status.isHeld() ? status.owner().orElse(null) : null;
+        } catch (RuntimeException e) {
+            log.debug("could not read the holder of '{}'", LockNames.printable(name), e);
+            return null;
+        }
+    }
+
+    void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("lock provider " + uri + " is closed");
+        }
+    }
+
+    void track(EngineHandle handle) {
+        live.add(handle);
+        if (watchdog != null) {
+            watchdog.ensureRunning();
+        }
+    }
+
+    void untrack(EngineHandle handle) {
+        live.remove(handle);
+    }
+
+    /** @return the handles currently open through this provider */
+    Iterable<EngineHandle> liveHandles() {
+        return live;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        OPEN.remove(this);
+        if (watchdog != null) {
+            watchdog.stop();
+        }
+        List<EngineHandle> handles = new ArrayList<>(live);
+        for (EngineHandle handle : handles) {
+            handle.close();
+        }
+        backend.close();
+    }
+
+    private static void releaseAllAtExit() {
+        for (EngineLockProvider provider : new ArrayList<>(OPEN)) {
+            try {
+                provider.close();
+            } catch (RuntimeException e) {
+                log.warn("releasing locks of {} at exit failed", provider.uri, e);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "LockProvider[" + uri + "]";
+    }
+}

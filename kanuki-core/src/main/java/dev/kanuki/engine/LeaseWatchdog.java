@@ -1,0 +1,118 @@
+package dev.kanuki.engine;
+
+import dev.kanuki.LeaseKind;
+import dev.kanuki.LockLostException;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps a provider's held locks alive and notices when one is lost.
+ *
+ * <ul>
+ *   <li>ttl leases are renewed every third of the lease, so two renewals can fail before the
+ *       lease runs out; a lease that could not be renewed before it ran out is lost.</li>
+ *   <li>session leases are verified every {@link #SESSION_CHECK_NANOS}: that catches a lock
+ *       file removed or replaced, or a connection that died.</li>
+ * </ul>
+ * A lost lock completes its handle's {@code lost()} future. The watchdog ticks on the timer and
+ * does its backend calls on a worker thread, one tick at a time.
+ */
+final class LeaseWatchdog {
+    private static final Logger log = LoggerFactory.getLogger(LeaseWatchdog.class);
+    static final long SESSION_CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final EngineLockProvider provider;
+    private final boolean ttl;
+    private final long intervalNanos;
+    private final long leaseNanos;
+    private final AtomicBoolean ticking = new AtomicBoolean();
+    private ScheduledFuture<?> task;
+
+    LeaseWatchdog(EngineLockProvider provider) {
+        this.provider = provider;
+        this.ttl = provider.capabilities().leaseKind() == LeaseKind.TTL;
+        this.leaseNanos = provider.lease.toNanos();
+        this.intervalNanos = ttl ? leaseNanos / 3 : SESSION_CHECK_NANOS;
+    }
+
+    synchronized void ensureRunning() {
+        if (task == null) {
+            long period = Math.max(TimeUnit.MILLISECONDS.toNanos(10), intervalNanos / 4);
+            task = EngineExecutors.timer().scheduleWithFixedDelay(
+                    () -> {
+                        if (ticking.compareAndSet(false, true)) {
+                            EngineExecutors.workers().execute(this::tick);
+                        }
+                    }, period, period, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    synchronized void stop() {
+        if (task != null) {
+            task.cancel(false);
+            task = null;
+        }
+    }
+
+    private void tick() {
+        try {
+            Set<Object> checkedGrants = Collections.newSetFromMap(new IdentityHashMap<>());
+            long now = System.nanoTime();
+            for (EngineHandle handle : provider.liveHandles()) {
+                if (!handle.isHeld() || now - handle.lastConfirmedNanos < intervalNanos) {
+                    continue;
+                }
+                if (!checkedGrants.add(handle.grant)) {
+                    continue; // shared holders of one grant: one renewal serves them all
+                }
+                check(handle, now);
+            }
+        } catch (RuntimeException e) {
+            log.warn("lease watchdog tick failed", e);
+        } finally {
+            ticking.set(false);
+        }
+    }
+
+    private void check(EngineHandle handle, long now) {
+        try {
+            boolean held = ttl ? provider.backend.renew(handle.grant, provider.lease)
+                    : provider.backend.verify(handle.grant);
+            if (held) {
+                markConfirmed(handle, System.nanoTime());
+            } else {
+                lose(handle, ttl ? "its lease could not be renewed: it ran out or another holder took over"
+                        : "the backend no longer records this holder", null);
+            }
+        } catch (RuntimeException e) {
+            if (!ttl || now - handle.lastConfirmedNanos >= leaseNanos) {
+                lose(handle, "the backend could not be reached to keep it: " + e.getMessage(), e);
+            } else {
+                log.warn("renewing lock '{}' failed, will retry before the lease runs out: {}",
+                        handle.name(), e.toString());
+            }
+        }
+    }
+
+    private void markConfirmed(EngineHandle handle, long now) {
+        for (EngineHandle h : provider.liveHandles()) {
+            if (h.grant == handle.grant) {
+                h.lastConfirmedNanos = now;
+            }
+        }
+    }
+
+    private void lose(EngineHandle handle, String reason, Throwable cause) {
+        for (EngineHandle h : provider.liveHandles()) {
+            if (h.grant == handle.grant) {
+                h.markLost(new LockLostException(h.name(), reason, cause));
+            }
+        }
+    }
+}

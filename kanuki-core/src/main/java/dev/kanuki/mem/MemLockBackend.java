@@ -1,0 +1,188 @@
+package dev.kanuki.mem;
+
+import dev.kanuki.Capabilities;
+import dev.kanuki.LeaseKind;
+import dev.kanuki.LockStatus;
+import dev.kanuki.OwnerInfo;
+import dev.kanuki.spi.Grant;
+import dev.kanuki.spi.LockBackend;
+import dev.kanuki.spi.LockMode;
+import dev.kanuki.spi.LockRequest;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * {@code mem:} and {@code mem:NAMESPACE}: locks in this JVM's memory. Every provider opened on
+ * the same namespace shares the same locks. Supports exclusive, shared and semaphore modes,
+ * wakes waiters without polling, and issues fencing tokens from one counter per namespace (so
+ * they increase per name too). Nothing survives the JVM, and other processes see nothing.
+ */
+final class MemLockBackend implements LockBackend {
+    private static final Capabilities CAPABILITIES = new Capabilities(LeaseKind.IN_PROCESS,
+            false, true, true, true, false, false);
+    private static final ConcurrentHashMap<String, Namespace> NAMESPACES = new ConcurrentHashMap<>();
+
+    private final String namespaceName;
+    private final Namespace namespace;
+
+    MemLockBackend(String namespaceName) {
+        this.namespaceName = namespaceName;
+        this.namespace = NAMESPACES.computeIfAbsent(namespaceName, n -> new Namespace());
+    }
+
+    /** The locks of one namespace. */
+    private static final class Namespace {
+        final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
+        final AtomicLong fencing = new AtomicLong();
+    }
+
+    /** One name's state; its monitor guards it and wakes waiters. */
+    private static final class Entry {
+        MemGrant exclusive;
+        int shared;
+        int permitsTaken;
+        long lastToken;
+        boolean removed;
+
+        boolean idle() {
+            return exclusive == null && shared == 0 && permitsTaken == 0;
+        }
+    }
+
+    private record MemGrant(String key, Entry entry, LockMode mode, long fencingToken) implements Grant {
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public String scope() {
+        return "mem:" + namespaceName;
+    }
+
+    private static String key(LockRequest request) {
+        return request.mode() == LockMode.PERMIT ? "S\u0000" + request.name() : "L\u0000" + request.name();
+    }
+
+    @Override
+    public Optional<Grant> tryAcquire(LockRequest request) {
+        String key = key(request);
+        while (true) {
+            Entry entry = namespace.entries.computeIfAbsent(key, k -> new Entry());
+            synchronized (entry) {
+                if (entry.removed) {
+                    continue;
+                }
+                return Optional.ofNullable(take(key, entry, request));
+            }
+        }
+    }
+
+    private MemGrant take(String key, Entry entry, LockRequest request) {
+        switch (request.mode()) {
+            case EXCLUSIVE -> {
+                if (entry.exclusive != null || entry.shared > 0) {
+                    return null;
+                }
+                long token = namespace.fencing.incrementAndGet();
+                entry.lastToken = token;
+                entry.exclusive = new MemGrant(key, entry, LockMode.EXCLUSIVE, token);
+                return entry.exclusive;
+            }
+            case SHARED -> {
+                if (entry.exclusive != null) {
+                    return null;
+                }
+                entry.shared++;
+                return new MemGrant(key, entry, LockMode.SHARED, entry.lastToken);
+            }
+            case PERMIT -> {
+                if (entry.permitsTaken >= request.permits()) {
+                    return null;
+                }
+                entry.permitsTaken++;
+                long token = namespace.fencing.incrementAndGet();
+                entry.lastToken = token;
+                return new MemGrant(key, entry, LockMode.PERMIT, token);
+            }
+            default -> throw new IllegalStateException();
+        }
+    }
+
+    @Override
+    public Optional<Grant> awaitAcquire(LockRequest request, Duration maxWait) throws InterruptedException {
+        String key = key(request);
+        long deadline = System.nanoTime() + maxWait.toNanos();
+        while (true) {
+            Entry entry = namespace.entries.computeIfAbsent(key, k -> new Entry());
+            synchronized (entry) {
+                while (!entry.removed) {
+                    MemGrant grant = take(key, entry, request);
+                    if (grant != null) {
+                        return Optional.of(grant);
+                    }
+                    long remaining = deadline - System.nanoTime();
+                    if (remaining <= 0) {
+                        return Optional.empty();
+                    }
+                    TimeUnit.NANOSECONDS.timedWait(entry, remaining);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void release(Grant grant) {
+        MemGrant g = (MemGrant) grant;
+        Entry entry = g.entry();
+        synchronized (entry) {
+            switch (g.mode()) {
+                case EXCLUSIVE -> {
+                    if (entry.exclusive == g) {
+                        entry.exclusive = null;
+                    }
+                }
+                case SHARED -> entry.shared = Math.max(0, entry.shared - 1);
+                case PERMIT -> entry.permitsTaken = Math.max(0, entry.permitsTaken - 1);
+                default -> throw new IllegalStateException();
+            }
+            if (entry.idle()) {
+                // Tokens come from the namespace counter, so dropping an idle entry loses nothing.
+                entry.removed = true;
+                namespace.entries.remove(g.key(), entry);
+            }
+            entry.notifyAll();
+        }
+    }
+
+    @Override
+    public boolean verify(Grant grant) {
+        MemGrant g = (MemGrant) grant;
+        synchronized (g.entry()) {
+            return !g.entry().removed && (g.mode() != LockMode.EXCLUSIVE || g.entry().exclusive == g);
+        }
+    }
+
+    @Override
+    public LockStatus status(String name) {
+        Entry entry = namespace.entries.get("L\u0000" + name);
+        if (entry == null) {
+            return new LockStatus(name, LockStatus.State.FREE, Optional.<OwnerInfo>empty(), -1);
+        }
+        synchronized (entry) {
+            LockStatus.State state = entry.exclusive != null ? LockStatus.State.HELD
+                    : entry.shared > 0 ? LockStatus.State.HELD_SHARED : LockStatus.State.FREE;
+            return new LockStatus(name, state, Optional.empty(), entry.lastToken);
+        }
+    }
+
+    @Override
+    public void close() {
+        // Namespaces live as long as the JVM, like the locks of other providers on them.
+    }
+}

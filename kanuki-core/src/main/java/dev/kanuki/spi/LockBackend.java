@@ -1,0 +1,92 @@
+package dev.kanuki.spi;
+
+import dev.kanuki.Capabilities;
+import dev.kanuki.LockStatus;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * What a backend implements: a handful of primitive steps. Every method except
+ * {@link #awaitAcquire} returns promptly. The engine does everything else, once for all
+ * backends: deadlines, retry with backoff, the in-JVM per-name queue, lease renewal, lost-lock
+ * detection, release at JVM exit.
+ *
+ * <p>The engine guarantees that within one JVM at most one thread at a time calls
+ * {@code tryAcquire}/{@code awaitAcquire} for a given name and mode family, and never while this
+ * JVM already holds that name exclusively; backends need no in-JVM locking of their own for
+ * that. Shared holders of one JVM share a single grant.
+ */
+public interface LockBackend extends AutoCloseable {
+
+    /** @return what this backend can do */
+    Capabilities capabilities();
+
+    /**
+     * @return an identity of the lock store: providers whose backends return equal scopes
+     *     share one in-JVM queue per name (for example two providers on the same directory)
+     */
+    String scope();
+
+    /**
+     * One non-blocking attempt.
+     *
+     * @param request what to acquire
+     * @return the grant, or empty when the lock is held elsewhere
+     * @throws dev.kanuki.LockBackendException when the backend fails
+     */
+    Optional<Grant> tryAcquire(LockRequest request);
+
+    /**
+     * Waits, woken by the backend rather than by polling, until the lock is obtained or
+     * {@code maxWait} passes. Only called when {@link dev.kanuki.Capabilities#blockingWait()} is true.
+     *
+     * @param request what to acquire
+     * @param maxWait the longest wait
+     * @return the grant, or empty when {@code maxWait} passed
+     * @throws InterruptedException when the waiting thread is interrupted (the engine interrupts
+     *     it to cancel the wait); nothing is held then
+     */
+    default Optional<Grant> awaitAcquire(LockRequest request, Duration maxWait) throws InterruptedException {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot wait by blocking");
+    }
+
+    /**
+     * Releases a grant. Must not throw when the lock was already lost.
+     *
+     * @param grant a grant from this backend
+     */
+    void release(Grant grant);
+
+    /**
+     * Extends a ttl lease. Session backends need not override it.
+     *
+     * @param grant a grant from this backend
+     * @param lease the new lease, from now
+     * @return false when the lock was found lost
+     */
+    default boolean renew(Grant grant, Duration lease) {
+        return verify(grant);
+    }
+
+    /**
+     * Checks with the store that the grant is still held.
+     *
+     * @param grant a grant from this backend
+     * @return false when it is not
+     * @throws dev.kanuki.LockBackendException when the store cannot be asked
+     */
+    boolean verify(Grant grant);
+
+    /**
+     * Who holds a lock now, without taking it. The engine calls it to name the holder in
+     * timeout messages, and {@code kanuki status} to list locks.
+     *
+     * @param name a lock name
+     * @return what the backend can tell
+     */
+    LockStatus status(String name);
+
+    /** Frees the backend's resources. Grants still held are released by the engine first. */
+    @Override
+    void close();
+}

@@ -1,0 +1,172 @@
+package dev.kanuki.spi;
+
+import dev.kanuki.Durations;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * A backend URI, parsed leniently enough for file paths with spaces:
+ * {@code scheme:rest?key=value&key=value}. For {@code scheme://authority/path} forms
+ * {@link #authority()} and {@link #path()} are split out.
+ */
+public final class LockUri {
+    /** Options the engine itself reads from every URI. */
+    public static final Set<String> ENGINE_OPTIONS = Set.of("lease", "poll");
+
+    private final String original;
+    private final String scheme;
+    private final String body;
+    private final String authority;
+    private final String path;
+    private final Map<String, String> params;
+
+    private LockUri(String original, String scheme, String body, String authority, String path,
+                    Map<String, String> params) {
+        this.original = original;
+        this.scheme = scheme;
+        this.body = body;
+        this.authority = authority;
+        this.path = path;
+        this.params = params;
+    }
+
+    /**
+     * @param text e.g. {@code file:/var/lock/app?strategy=os}
+     * @return the parsed URI
+     * @throws IllegalArgumentException when there is no scheme or an option is malformed
+     */
+    public static LockUri parse(String text) {
+        if (text == null || text.isBlank()) {
+            throw new IllegalArgumentException("empty backend URI; write e.g. mem:, file:/var/lock/app");
+        }
+        int colon = text.indexOf(':');
+        if (colon <= 0 || !text.substring(0, colon).matches("[A-Za-z][A-Za-z0-9+.-]*")) {
+            throw new IllegalArgumentException("backend URI '" + text
+                    + "' has no scheme; write e.g. mem:, file:/var/lock/app, file:relative/dir");
+        }
+        String scheme = text.substring(0, colon).toLowerCase(Locale.ROOT);
+        String rest = text.substring(colon + 1);
+        String query = "";
+        int q = rest.indexOf('?');
+        if (q >= 0) {
+            query = rest.substring(q + 1);
+            rest = rest.substring(0, q);
+        }
+        String authority = "";
+        String path = rest;
+        if (rest.startsWith("//")) {
+            int slash = rest.indexOf('/', 2);
+            authority = slash < 0 ? rest.substring(2) : rest.substring(2, slash);
+            path = slash < 0 ? "" : rest.substring(slash);
+        }
+        Map<String, String> params = new LinkedHashMap<>();
+        if (!query.isEmpty()) {
+            for (String pair : query.split("&")) {
+                if (pair.isEmpty()) {
+                    continue;
+                }
+                int eq = pair.indexOf('=');
+                if (eq <= 0) {
+                    throw new IllegalArgumentException("option '" + pair + "' in backend URI '" + text
+                            + "' has no value; write key=value");
+                }
+                String key = decode(pair.substring(0, eq));
+                if (params.put(key, decode(pair.substring(eq + 1))) != null) {
+                    throw new IllegalArgumentException("option '" + key + "' given twice in backend URI '" + text + "'");
+                }
+            }
+        }
+        return new LockUri(text, scheme, rest, authority, path, Collections.unmodifiableMap(params));
+    }
+
+    private static String decode(String s) {
+        return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+    }
+
+    /** @return the URI as written */
+    public String original() {
+        return original;
+    }
+
+    /** @return the scheme, lower case */
+    public String scheme() {
+        return scheme;
+    }
+
+    /** @return everything between the scheme's colon and the query */
+    public String body() {
+        return body;
+    }
+
+    /** @return the {@code host:port} part of {@code scheme://host:port/path}, or empty */
+    public String authority() {
+        return authority;
+    }
+
+    /** @return the path: after the authority when there is one, else the whole body */
+    public String path() {
+        return path;
+    }
+
+    /** @return every option, decoded, in the order written */
+    public Map<String, String> params() {
+        return params;
+    }
+
+    /**
+     * @param key an option name
+     * @return its value, when given
+     */
+    public Optional<String> param(String key) {
+        return Optional.ofNullable(params.get(key));
+    }
+
+    /**
+     * @param key an option name
+     * @param fallback the value when the option is absent
+     * @return the option read as a duration
+     * @throws IllegalArgumentException when the value is not a duration
+     */
+    public Duration durationParam(String key, Duration fallback) {
+        String value = params.get(key);
+        if (value == null) {
+            return fallback;
+        }
+        try {
+            return Durations.parse(value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("option " + key + "=" + value + " in backend URI '" + original
+                    + "': " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Fails on options nobody reads, so a typo is not silently ignored.
+     *
+     * @param backendOptions the options the backend reads (the engine's are added)
+     * @throws IllegalArgumentException naming the unknown option and the known ones
+     */
+    public void rejectUnknownOptions(Set<String> backendOptions) {
+        Set<String> known = new TreeSet<>(backendOptions);
+        known.addAll(ENGINE_OPTIONS);
+        for (String key : params.keySet()) {
+            if (!known.contains(key)) {
+                throw new IllegalArgumentException("unknown option '" + key + "' in backend URI '" + original
+                        + "'; known options: " + String.join(", ", known));
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return original;
+    }
+}
