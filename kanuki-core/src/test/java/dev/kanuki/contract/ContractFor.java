@@ -1,0 +1,17 @@
+package dev.kanuki.contract;
+
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Marks a concrete {@link LockProviderContract} test with the URI scheme it covers, so that
+ * {@link ContractCoverageCheck} can tell which registered backends have a contract test.
+ */
+@Retention(RetentionPolicy.RUNTIME)
+@Target(ElementType.TYPE)
+public @interface ContractFor {
+    /** @return the URI scheme, e.g. {@code file} */
+    String value();
+}

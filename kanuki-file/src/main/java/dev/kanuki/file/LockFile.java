@@ -1,0 +1,135 @@
+package dev.kanuki.file;
+
+import dev.kanuki.LockBackendException;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+
+/**
+ * One lock file and the channel this JVM keeps open on it. The channel is opened once and
+ * reused, because on Linux closing <em>any</em> descriptor of a file releases <em>every</em>
+ * POSIX lock this process holds on it: so there is exactly one channel per lock file per JVM,
+ * and it is only closed while this JVM holds no lock on the file.
+ *
+ * <p>Never follows a symbolic link: a link or any other non-regular file planted in place of a
+ * lock file is reported, not used, and not deleted.
+ */
+final class LockFile {
+    final Path path;
+    private FileChannel channel;
+    private Object fileKey;
+
+    LockFile(Path path) {
+        this.path = path;
+    }
+
+    /** @return the open channel, opening it (with the checks) when needed */
+    synchronized FileChannel channel() {
+        if (channel == null || !channel.isOpen()) {
+            open();
+        }
+        return channel;
+    }
+
+    /** @return the identity (device, inode) of the file the channel is open on */
+    synchronized Object fileKey() {
+        return fileKey;
+    }
+
+    /**
+     * @param expected a file identity from {@link #fileKey()}
+     * @return true when the path still names that very file (not removed, not replaced)
+     */
+    boolean stillAtPath(Object expected) {
+        try {
+            BasicFileAttributes now = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            return now.isRegularFile() && now.fileKey() != null && now.fileKey().equals(expected);
+        } catch (NoSuchFileException e) {
+            return false;
+        } catch (IOException e) {
+            throw failure("cannot check lock file " + path, e);
+        }
+    }
+
+    /** Closes the channel so the next use reopens the file. Only while this JVM holds no lock on it. */
+    synchronized void reopenNextTime() {
+        closeQuietly();
+    }
+
+    synchronized void closeQuietly() {
+        if (channel != null) {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // nothing is held on it; the descriptor is gone either way
+            }
+            channel = null;
+            fileKey = null;
+        }
+    }
+
+    private void open() {
+        try {
+            BasicFileAttributes before = attributesOrNull();
+            if (before != null && !before.isRegularFile()) {
+                throw notARegularFile(before);
+            }
+            FileChannel opened = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                    StandardOpenOption.CREATE, LinkOption.NOFOLLOW_LINKS);
+            BasicFileAttributes after = attributesOrNull();
+            if (after == null || !after.isRegularFile()
+                    || (before != null && !before.fileKey().equals(after.fileKey()))) {
+                opened.close();
+                throw new LockBackendException("lock file " + path + " was replaced while it was being opened",
+                        "something else is creating or removing files in the lock directory; stop it and retry", null);
+            }
+            channel = opened;
+            fileKey = after.fileKey();
+        } catch (FileSystemException e) {
+            throw failure("cannot open lock file " + path, e);
+        } catch (IOException e) {
+            throw failure("cannot open lock file " + path, e);
+        }
+    }
+
+    private BasicFileAttributes attributesOrNull() throws IOException {
+        try {
+            return Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
+    private LockBackendException notARegularFile(BasicFileAttributes attrs) {
+        String what = attrs.isSymbolicLink() ? "a symbolic link" : attrs.isDirectory() ? "a directory" : "not a regular file";
+        return new LockBackendException("lock file " + path + " is " + what
+                + "; kanuki never follows or deletes such entries in the lock directory",
+                "if you did not create it, someone may be attacking the lock; inspect and remove it by hand", null);
+    }
+
+    /** Turns an I/O failure into a message that names the path and the likely fix. */
+    static LockBackendException failure(String what, IOException e) {
+        String reason = e instanceof FileSystemException fse && fse.getReason() != null ? fse.getReason() : e.toString();
+        String hint;
+        if (e instanceof AccessDeniedException) {
+            hint = "make the lock directory writable by user " + System.getProperty("user.name") + " or choose another";
+        } else if (reason.contains("No space left")) {
+            hint = "free some space on the file system of the lock directory";
+        } else if (reason.contains("symbolic links")) {
+            reason = "it is a symbolic link";
+            hint = "kanuki never follows links in the lock directory; inspect and remove it by hand";
+        } else if (reason.contains("Read-only file system")) {
+            hint = "put the lock directory on a writable file system";
+        } else {
+            hint = "check the lock directory";
+        }
+        return new LockBackendException(what + ": " + reason, hint, e);
+    }
+}

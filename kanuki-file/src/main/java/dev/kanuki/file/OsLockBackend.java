@@ -1,0 +1,362 @@
+package dev.kanuki.file;
+
+import dev.kanuki.Capabilities;
+import dev.kanuki.LeaseKind;
+import dev.kanuki.LockBackendException;
+import dev.kanuki.LockStatus;
+import dev.kanuki.OwnerInfo;
+import dev.kanuki.spi.Grant;
+import dev.kanuki.spi.LockBackend;
+import dev.kanuki.spi.LockMode;
+import dev.kanuki.spi.LockRequest;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.FileLockInterruptionException;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code file:DIR?strategy=os}: one lock file per name, locked with the operating system's
+ * record lock ({@code FileChannel.lock}, i.e. {@code fcntl} on Linux). The kernel releases the
+ * lock when the holder's process dies, however it dies, and wakes a blocked waiter at once: no
+ * polling. Shared (read) locks are the kernel's shared locks. A semaphore of n permits is n
+ * lock files, tried in turn.
+ *
+ * <p>Under the lock the holder reads the file's {@link OwnerRecord}, and writes back the next
+ * fencing token and itself as owner: the token survives every process, and {@code status}
+ * can name the holder.
+ *
+ * <p>Hazards handled here: a lock file removed or replaced while this JVM kept it open (checked
+ * after every lock, and by {@link #verify}); symbolic links and foreign files planted in the
+ * directory (never followed, never deleted); a corrupted record (reported, and fencing resumes
+ * from the clock so tokens still increase). Not for NFS without a working lock manager.
+ */
+final class OsLockBackend implements LockBackend {
+    private static final Logger log = LoggerFactory.getLogger(OsLockBackend.class);
+    private static final Capabilities CAPABILITIES = new Capabilities(LeaseKind.SESSION,
+            true, true, true, true, true, true);
+    private static final ScheduledExecutorService ALARMS = Executors.newSingleThreadScheduledExecutor(task -> {
+        Thread t = new Thread(task, "kanuki-file-alarm");
+        t.setDaemon(true);
+        return t;
+    });
+    private static final long PERMIT_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+
+    private final LockFileTable.DirectoryFiles files;
+    private final Path directory;
+
+    OsLockBackend(Path directory) {
+        this.directory = directory;
+        this.files = LockFileTable.open(directory);
+    }
+
+    /** A held OS lock. */
+    record OsGrant(LockFile file, FileLock lock, Object fileKey, long fencingToken) implements Grant {
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public String scope() {
+        return "file:" + directory;
+    }
+
+    private LockFile lockFile(String name) {
+        return files.get("L\u0000" + name, () -> LockFileNames.stem(name, "L") + ".lock");
+    }
+
+    private LockFile permitFile(String name, int slot) {
+        return files.get("S\u0000" + slot + "\u0000" + name, () -> LockFileNames.stem(name, "S") + ".permit" + slot + ".lock");
+    }
+
+    @Override
+    public Optional<Grant> tryAcquire(LockRequest request) {
+        if (request.mode() == LockMode.PERMIT) {
+            for (int slot = 0; slot < request.permits(); slot++) {
+                Optional<Grant> grant = attempt(permitFile(request.name(), slot), request, false);
+                if (grant.isPresent()) {
+                    return grant;
+                }
+            }
+            return Optional.empty();
+        }
+        return attempt(lockFile(request.name()), request, request.mode() == LockMode.SHARED);
+    }
+
+    private Optional<Grant> attempt(LockFile file, LockRequest request, boolean shared) {
+        for (int round = 0; round < 3; round++) {
+            FileChannel channel = file.channel();
+            FileLock lock;
+            try {
+                lock = channel.tryLock(0, Long.MAX_VALUE, shared);
+            } catch (OverlappingFileLockException e) {
+                return Optional.empty(); // `kanuki status` in this JVM is peeking at the file right now
+            } catch (ClosedChannelException e) {
+                file.reopenNextTime();
+                continue;
+            } catch (IOException e) {
+                throw LockFile.failure("cannot lock " + file.path, e);
+            }
+            if (lock == null) {
+                return Optional.empty();
+            }
+            Optional<Grant> grant = confirm(file, lock, request, shared);
+            if (grant.isPresent()) {
+                return grant;
+            }
+        }
+        throw new LockBackendException("lock file " + file.path + " keeps being removed or replaced",
+                "something else is deleting files in " + directory + "; stop it", null);
+    }
+
+    /**
+     * Checks that the file just locked is still the one at the path, then issues the token.
+     * A lock on a file that was removed (or replaced) protects nothing: another process would
+     * open the new file and lock it too.
+     */
+    private Optional<Grant> confirm(LockFile file, FileLock lock, LockRequest request, boolean shared) {
+        Object key = file.fileKey();
+        if (!file.stillAtPath(key)) {
+            releaseQuietly(lock);
+            file.reopenNextTime();
+            return Optional.empty();
+        }
+        try {
+            long token = shared ? readRecord(file).map(OwnerRecord::token).orElse(0L)
+                    : writeNextRecord(file, request);
+            return Optional.of(new OsGrant(file, lock, key, token));
+        } catch (RuntimeException | Error e) {
+            releaseQuietly(lock);
+            throw e;
+        }
+    }
+
+    private long writeNextRecord(LockFile file, LockRequest request) {
+        FileChannel channel = file.channel();
+        ByteBuffer buffer = ByteBuffer.allocate(OwnerRecord.SIZE);
+        try {
+            int length = readFully(channel, buffer);
+            OwnerRecord.Read read = OwnerRecord.decode(buffer, length);
+            long token = switch (read.kind()) {
+                case EMPTY -> 1;
+                case VALID -> read.record().token() + 1;
+                case CORRUPTED -> {
+                    long fromClock = System.currentTimeMillis() * 1000;
+                    log.warn("lock file {} has a corrupted record ({}); it is rewritten and fencing resumes at {}",
+                            file.path, read.problem(), fromClock);
+                    yield fromClock;
+                }
+            };
+            OwnerInfo owner = request.owner();
+            new OwnerRecord(token, new OwnerInfo(owner.host(), owner.pid(), owner.id(), owner.acquiredAt(), null))
+                    .encode(buffer);
+            while (buffer.hasRemaining()) {
+                channel.write(buffer, buffer.position());
+            }
+            if (read.kind() == OwnerRecord.Kind.CORRUPTED && channel.size() > OwnerRecord.SIZE) {
+                channel.truncate(OwnerRecord.SIZE);
+            }
+            return token;
+        } catch (IOException e) {
+            throw LockFile.failure("cannot write the owner record of " + file.path, e);
+        }
+    }
+
+    private static int readFully(FileChannel channel, ByteBuffer buffer) throws IOException {
+        buffer.clear();
+        while (buffer.hasRemaining()) {
+            int n = channel.read(buffer, buffer.position());
+            if (n < 0) {
+                break;
+            }
+        }
+        int length = buffer.position();
+        buffer.flip();
+        return length;
+    }
+
+    private Optional<OwnerRecord> readRecord(LockFile file) {
+        ByteBuffer buffer = ByteBuffer.allocate(OwnerRecord.SIZE);
+        try {
+            int length = readFully(file.channel(), buffer);
+            return Optional.ofNullable(OwnerRecord.decode(buffer, length).record());
+        } catch (IOException e) {
+            throw LockFile.failure("cannot read " + file.path, e);
+        }
+    }
+
+    @Override
+    public Optional<Grant> awaitAcquire(LockRequest request, Duration maxWait) throws InterruptedException {
+        long deadline = System.nanoTime() + maxWait.toNanos();
+        if (request.mode() == LockMode.PERMIT) {
+            // n files cannot be waited on at once: poll them.
+            while (true) {
+                Optional<Grant> grant = tryAcquire(request);
+                long remaining = deadline - System.nanoTime();
+                if (grant.isPresent() || remaining <= 0) {
+                    return grant;
+                }
+                TimeUnit.NANOSECONDS.sleep(Math.min(remaining, PERMIT_POLL_NANOS));
+            }
+        }
+        LockFile file = lockFile(request.name());
+        boolean shared = request.mode() == LockMode.SHARED;
+        FileChannel channel = file.channel();
+        Alarm alarm = new Alarm(Thread.currentThread(), maxWait);
+        FileLock lock;
+        try {
+            lock = channel.lock(0, Long.MAX_VALUE, shared);
+        } catch (ClosedByInterruptException | FileLockInterruptionException e) {
+            // The interrupt closed the channel; this JVM held no lock on the file, so nothing was lost.
+            file.reopenNextTime();
+            Thread.interrupted();
+            if (alarm.fired()) {
+                return Optional.empty();
+            }
+            throw new InterruptedException("interrupted while waiting for " + file.path);
+        } catch (OverlappingFileLockException e) {
+            alarm.cancel();
+            TimeUnit.MILLISECONDS.sleep(1); // `kanuki status` in this JVM is peeking; try again shortly
+            return Optional.empty();
+        } catch (ClosedChannelException e) {
+            alarm.cancel();
+            file.reopenNextTime();
+            return Optional.empty();
+        } catch (IOException e) {
+            alarm.cancel();
+            if (String.valueOf(e.getMessage()).contains("deadlock")) {
+                // The kernel saw a cycle of waiters across processes: back off and let the engine retry.
+                TimeUnit.MILLISECONDS.sleep(5);
+                return Optional.empty();
+            }
+            throw LockFile.failure("cannot lock " + file.path, e);
+        }
+        if (alarm.cancel()) {
+            Thread.interrupted(); // the alarm fired after the lock was granted: keep the lock, drop the flag
+        }
+        return confirm(file, lock, request, shared);
+    }
+
+    /**
+     * Interrupts a thread blocked in {@code FileChannel.lock()} when its wait runs out: the only
+     * way to bound that call. The state makes sure an alarm that fires late is told apart.
+     */
+    private static final class Alarm {
+        private static final int WAITING = 0;
+        private static final int DONE = 1;
+        private static final int FIRED = 2;
+        private final AtomicInteger state = new AtomicInteger(WAITING);
+        private final ScheduledFuture<?> task;
+
+        Alarm(Thread thread, Duration after) {
+            long nanos = after.toNanos();
+            task = nanos >= Long.MAX_VALUE / 4 ? null : ALARMS.schedule(() -> {
+                if (state.compareAndSet(WAITING, FIRED)) {
+                    thread.interrupt();
+                }
+            }, nanos, TimeUnit.NANOSECONDS);
+        }
+
+        /** @return true when the alarm had already fired */
+        boolean cancel() {
+            if (task != null) {
+                task.cancel(false);
+            }
+            return !state.compareAndSet(WAITING, DONE) && state.get() == FIRED;
+        }
+
+        boolean fired() {
+            return state.get() == FIRED || cancel();
+        }
+    }
+
+    @Override
+    public void release(Grant grant) {
+        releaseQuietly(((OsGrant) grant).lock());
+    }
+
+    private static void releaseQuietly(FileLock lock) {
+        try {
+            if (lock.isValid()) {
+                lock.release();
+            }
+        } catch (ClosedChannelException e) {
+            // the channel is gone, and with it the lock
+        } catch (IOException e) {
+            log.warn("releasing the lock on a file failed; the lock frees when this process exits", e);
+        }
+    }
+
+    @Override
+    public boolean verify(Grant grant) {
+        OsGrant g = (OsGrant) grant;
+        return g.lock().isValid() && g.file().stillAtPath(g.fileKey());
+    }
+
+    @Override
+    public LockStatus status(String name) {
+        LockFile file = lockFile(name);
+        try {
+            var attrs = Files.readAttributes(file.path, java.nio.file.attribute.BasicFileAttributes.class,
+                    LinkOption.NOFOLLOW_LINKS);
+            if (!attrs.isRegularFile()) {
+                return new LockStatus(name, LockStatus.State.UNKNOWN, Optional.empty(), -1);
+            }
+        } catch (java.nio.file.NoSuchFileException e) {
+            return new LockStatus(name, LockStatus.State.FREE, Optional.empty(), -1);
+        } catch (IOException e) {
+            throw LockFile.failure("cannot read " + file.path, e);
+        }
+        Optional<OwnerRecord> record = readRecord(file);
+        LockStatus.State state = probe(file);
+        long token = record.map(OwnerRecord::token).orElse(-1L);
+        Optional<OwnerInfo> owner = state == LockStatus.State.HELD_SHARED ? Optional.empty()
+                : record.map(OwnerRecord::owner);
+        return new LockStatus(name, state, owner, token);
+    }
+
+    /** Asks the kernel whether the file is locked, by trying (and at once undoing) a lock. */
+    private static LockStatus.State probe(LockFile file) {
+        FileChannel channel = file.channel();
+        try {
+            FileLock exclusive = channel.tryLock(0, Long.MAX_VALUE, false);
+            if (exclusive != null) {
+                exclusive.release();
+                return LockStatus.State.FREE;
+            }
+            FileLock shared = channel.tryLock(0, Long.MAX_VALUE, true);
+            if (shared != null) {
+                shared.release();
+                return LockStatus.State.HELD_SHARED;
+            }
+            return LockStatus.State.HELD;
+        } catch (OverlappingFileLockException e) {
+            return LockStatus.State.HELD; // this JVM holds it or is waiting for it
+        } catch (IOException e) {
+            return LockStatus.State.UNKNOWN;
+        }
+    }
+
+    @Override
+    public void close() {
+        files.close();
+    }
+}

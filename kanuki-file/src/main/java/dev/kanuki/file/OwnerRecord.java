@@ -1,0 +1,119 @@
+package dev.kanuki.file;
+
+import dev.kanuki.OwnerInfo;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.HexFormat;
+import java.util.zip.CRC32C;
+
+/**
+ * The record kept at the start of a lock file: the last fencing token issued for the name and
+ * who holds (or last held) the lock. It is {@link #SIZE} bytes, written with one positional
+ * write, and ends in a CRC-32C, so a reader that catches a write halfway, or a file someone
+ * damaged, sees "corrupted", never a wrong owner or token.
+ *
+ * <pre>
+ *   0  8  magic "KNKLOCK1"
+ *   8  8  fencing token
+ *  16  8  owner pid
+ *  24  8  acquired at, epoch milliseconds
+ *  32  8  lease until, epoch milliseconds, or -1 for a session lease
+ *  40 16  owner id (128 random bits)
+ *  56  2  host name length n (at most 64)
+ *  58  n  host name, UTF-8
+ * 124  4  CRC-32C of bytes 0..123
+ * </pre>
+ */
+record OwnerRecord(long token, OwnerInfo owner) {
+    static final int SIZE = 128;
+    private static final byte[] MAGIC = "KNKLOCK1".getBytes(StandardCharsets.US_ASCII);
+    private static final int CRC_AT = 124;
+    private static final int MAX_HOST = 64;
+
+    /** Result of reading a lock file's record. */
+    enum Kind { EMPTY, VALID, CORRUPTED }
+
+    /** A parsed record, or why there is none. */
+    record Read(Kind kind, OwnerRecord record, String problem) {
+        static final Read EMPTY_FILE = new Read(Kind.EMPTY, null, null);
+    }
+
+    /** Writes the record into {@code out} (position 0, limit {@link #SIZE}). */
+    void encode(ByteBuffer out) {
+        out.clear();
+        out.put(MAGIC);
+        out.putLong(token);
+        out.putLong(owner.pid());
+        out.putLong(owner.acquiredAt().toEpochMilli());
+        out.putLong(owner.leaseUntil() == null ? -1 : owner.leaseUntil().toEpochMilli());
+        byte[] id = idBytes(owner.id());
+        out.put(id, 0, 16);
+        byte[] host = owner.host().getBytes(StandardCharsets.UTF_8);
+        int hostLength = Math.min(host.length, MAX_HOST);
+        out.putShort((short) hostLength);
+        out.put(host, 0, hostLength);
+        while (out.position() < CRC_AT) {
+            out.put((byte) 0);
+        }
+        CRC32C crc = new CRC32C();
+        crc.update(out.array(), out.arrayOffset(), CRC_AT);
+        out.putInt((int) crc.getValue());
+        out.flip();
+    }
+
+    private static byte[] idBytes(String hex) {
+        byte[] out = new byte[16];
+        try {
+            byte[] parsed = HexFormat.of().parseHex(hex);
+            System.arraycopy(parsed, 0, out, 0, Math.min(16, parsed.length));
+        } catch (IllegalArgumentException e) {
+            // ids are always 32 hex digits from ProcessIdentity; anything else keeps zeros
+        }
+        return out;
+    }
+
+    /**
+     * @param data the first bytes of a lock file (array-backed, position 0)
+     * @param length how many bytes were read
+     * @return the record, or EMPTY for a new file, or CORRUPTED with the reason
+     */
+    static Read decode(ByteBuffer data, int length) {
+        if (length <= 0) {
+            return Read.EMPTY_FILE;
+        }
+        byte[] a = data.array();
+        int base = data.arrayOffset();
+        if (length < SIZE) {
+            return corrupted("record is " + length + " bytes, expected " + SIZE + " (truncated)");
+        }
+        for (int i = 0; i < MAGIC.length; i++) {
+            if (a[base + i] != MAGIC[i]) {
+                return corrupted("not a kanuki lock record (bad magic)");
+            }
+        }
+        CRC32C crc = new CRC32C();
+        crc.update(a, base, CRC_AT);
+        ByteBuffer b = ByteBuffer.wrap(a, base, SIZE).slice();
+        if (b.getInt(CRC_AT) != (int) crc.getValue()) {
+            return corrupted("checksum mismatch (torn write or damage)");
+        }
+        long token = b.getLong(8);
+        long pid = b.getLong(16);
+        long acquired = b.getLong(24);
+        long lease = b.getLong(32);
+        String id = HexFormat.of().formatHex(a, base + 40, base + 56);
+        int hostLength = b.getShort(56);
+        if (token < 0 || hostLength < 0 || hostLength > MAX_HOST) {
+            return corrupted("field out of range");
+        }
+        String host = new String(a, base + 58, hostLength, StandardCharsets.UTF_8);
+        OwnerInfo owner = new OwnerInfo(host, pid, id, Instant.ofEpochMilli(acquired),
+                lease < 0 ? null : Instant.ofEpochMilli(lease));
+        return new Read(Kind.VALID, new OwnerRecord(token, owner), null);
+    }
+
+    private static Read corrupted(String why) {
+        return new Read(Kind.CORRUPTED, null, why);
+    }
+}
