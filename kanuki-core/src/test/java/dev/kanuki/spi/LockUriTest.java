@@ -1,0 +1,51 @@
+package dev.kanuki.spi;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kanuki.LockProvider;
+import java.time.Duration;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class LockUriTest {
+    @Test
+    void splitsSchemeAuthorityPathAndOptions() {
+        LockUri uri = LockUri.parse("postgresql://db.local:5433/app?user=me&lease=5s");
+        assertEquals("postgresql", uri.scheme());
+        assertEquals("db.local:5433", uri.authority());
+        assertEquals("/app", uri.path());
+        assertEquals("me", uri.param("user").orElseThrow());
+        assertEquals(Duration.ofSeconds(5), uri.durationParam("lease", Duration.ZERO));
+    }
+
+    @Test
+    void keepsFilePathsWithSpacesAsWritten() {
+        LockUri uri = LockUri.parse("file:/var/lock/my app?strategy=os");
+        assertEquals("/var/lock/my app", uri.path());
+        assertEquals("", uri.authority());
+        assertEquals("file:", LockUri.parse("FILE:").scheme() + ":");
+    }
+
+    @Test
+    void rejectsMalformedUrisWithAUsefulMessage() {
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> LockUri.parse("/var/lock")).getMessage()
+                .contains("no scheme"));
+        assertThrows(IllegalArgumentException.class, () -> LockUri.parse(""));
+        assertThrows(IllegalArgumentException.class, () -> LockUri.parse("mem:?lease"));
+        assertThrows(IllegalArgumentException.class, () -> LockUri.parse("mem:?a=1&a=2"));
+        IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
+                () -> LockUri.parse("mem:?leese=5s").rejectUnknownOptions(Set.of()));
+        assertTrue(unknown.getMessage().contains("leese") && unknown.getMessage().contains("lease"), unknown.getMessage());
+    }
+
+    @Test
+    void unknownSchemesAndBadEngineOptionsFailAtOpen() {
+        IllegalArgumentException scheme = assertThrows(IllegalArgumentException.class, () -> LockProvider.open("carrier://x"));
+        assertTrue(scheme.getMessage().contains("carrier") && scheme.getMessage().contains("mem"), scheme.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> LockProvider.open("mem:?lease=10ms"));
+        assertThrows(IllegalArgumentException.class, () -> LockProvider.open("mem:?poll=0"));
+        assertThrows(IllegalArgumentException.class, () -> LockProvider.open("mem:?lease=often"));
+    }
+}

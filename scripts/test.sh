@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs kanuki's whole test suite on a fresh Debian/Ubuntu machine.
+#
+# The tests start their own servers (PostgreSQL, MariaDB, ...) on free loopback ports in
+# temporary directories; this script only makes sure the programs they need are installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "test.sh: installing ${missing[*]}" >&2
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+  else
+    echo "test.sh: missing packages: ${missing[*]}; install them (apt-get install ${missing[*]}) and rerun" >&2
+    exit 1
+  fi
+fi
+
+exec mvn -B -ntp verify "$@"
