@@ -86,6 +86,27 @@ public interface LockProvider extends AutoCloseable {
      */
     LockStatus status(String name);
 
+    /**
+     * Lists the locks the backend can enumerate: held and stale ones, with owners where recorded.
+     *
+     * @return the locks found
+     * @throws UnsupportedOperationException when the backend cannot enumerate its locks
+     */
+    java.util.List<LockStatus> list();
+
+    /**
+     * Breaks a lock whose holder can no longer release it, using the backend's safe protocol (a
+     * fresh lock taken meanwhile is never removed). Meant for operators ({@code kanuki break}).
+     *
+     * @param name the lock's name
+     * @param force also break a live lock; its holder then finds it lost
+     * @return the lock's status just before it was broken (FREE when there was nothing to break)
+     * @throws IllegalStateException when the lock is live and {@code force} is false; the message names the owner
+     * @throws UnsupportedOperationException when the backend's locks are only released by the
+     *     backend itself (OS locks, database sessions): stop the holder instead
+     */
+    LockStatus breakLock(String name, boolean force);
+
     /** Releases every lock still held through this provider and frees its resources. Idempotent. */
     @Override
     void close();

@@ -20,6 +20,11 @@ public record LockStatus(String name, State state, Optional<OwnerInfo> owner, lo
         HELD,
         /** One or more holders hold the lock in shared (read) mode. */
         HELD_SHARED,
+        /**
+         * An entry exists but its owner's lease ran out or its process is gone: the next
+         * acquirer (or {@code kanuki break}) will remove it.
+         */
+        STALE,
         /** The backend cannot tell without taking the lock. */
         UNKNOWN
     }

@@ -137,11 +137,23 @@ public final class EngineLockProvider implements LockProvider {
         return backend.status(LockNames.validate(name));
     }
 
+    @Override
+    public java.util.List<LockStatus> list() {
+        checkOpen();
+        return backend.list();
+    }
+
+    @Override
+    public LockStatus breakLock(String name, boolean force) {
+        checkOpen();
+        return backend.breakLock(LockNames.validate(name), force);
+    }
+
     /** @return who holds the lock, when the backend can tell; never throws */
     OwnerInfo holderOf(String name) {
         try {
             LockStatus status = backend.status(name);
-            return status.isHeld() ? status.owner().orElse(null) : null;
+            return status.isHeld() || status.state() == LockStatus.State.STALE ? status.owner().orElse(null) : null;
         } catch (RuntimeException e) {
             log.debug("could not read the holder of '{}'", LockNames.printable(name), e);
             return null;

@@ -263,9 +263,20 @@ final class Gate {
         }
         if (handle != null) {
             deliver(w, handle);
+        } else {
+            abandon(w);
         }
         deliveries.forEach(Runnable::run);
         return next;
+    }
+
+    private static void abandon(Waiter w) {
+        try {
+            w.lock.provider.backend.abandon(w.request);
+        } catch (RuntimeException e) {
+            log.debug("backend failed to drop an abandoned request for '{}'",
+                    dev.kanuki.LockNames.printable(w.request.name()), e);
+        }
     }
 
     private EngineHandle recordHolder(Waiter w, Grant grant) {

@@ -51,6 +51,16 @@ public interface LockBackend extends AutoCloseable {
     }
 
     /**
+     * Tells the backend that the engine gave up on a request that contended but got no grant
+     * (timeout, cancellation, failure), so it can drop any place it keeps for it (the queue
+     * strategy's line in the queue file). Called once per given-up request; must not throw.
+     *
+     * @param request the request given up
+     */
+    default void abandon(LockRequest request) {
+    }
+
+    /**
      * Releases a grant. Must not throw when the lock was already lost.
      *
      * @param grant a grant from this backend
@@ -85,6 +95,31 @@ public interface LockBackend extends AutoCloseable {
      * @return what the backend can tell
      */
     LockStatus status(String name);
+
+    /**
+     * Lists the locks the backend can enumerate (held, stale or recently used), for
+     * {@code kanuki status} without names.
+     *
+     * @return what it found
+     * @throws UnsupportedOperationException when the backend cannot enumerate its locks
+     */
+    default java.util.List<LockStatus> list() {
+        throw new UnsupportedOperationException("this backend cannot list its locks; ask for names");
+    }
+
+    /**
+     * Removes a lock that its owner can no longer release, with the backend's safe protocol.
+     *
+     * @param name the lock's name
+     * @param force also remove a live lock
+     * @return the lock's status just before it was broken
+     * @throws IllegalStateException when the lock is live and {@code force} is false, naming the owner
+     * @throws UnsupportedOperationException when the backend's locks cannot be broken from outside
+     */
+    default LockStatus breakLock(String name, boolean force) {
+        throw new UnsupportedOperationException("this backend's locks are released by the backend itself"
+                + " when their holder dies; stop the holder instead");
+    }
 
     /** Frees the backend's resources. Grants still held are released by the engine first. */
     @Override

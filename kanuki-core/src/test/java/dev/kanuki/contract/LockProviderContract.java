@@ -54,7 +54,7 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>Cross-process parts start real JVMs ({@link HolderProcess}, {@link Torture}); timing checks
  * have explicit, generous margins because CI machines are noisy.
  */
-@Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 public abstract class LockProviderContract {
     /** How late a timeout may end and still pass: generous, CI machines are noisy. */
     protected static final Duration TIMING_SLACK = Duration.ofMillis(1500);

@@ -8,11 +8,12 @@ import java.util.Set;
 
 /**
  * Makes {@code file:} backends. {@code file:} alone is the per-user default directory;
- * {@code file:/abs/dir} and {@code file:relative/dir} name one. Option {@code strategy}: only
- * {@code os} (the default) for now.
+ * {@code file:/abs/dir} and {@code file:relative/dir} name one. Option {@code strategy}:
+ * {@code os} (the default: kernel locks), or the ttl strategies {@code mkdir}, {@code symlink},
+ * {@code rename}, {@code create}, {@code queue} (see {@code docs/backends/file.md}).
  */
 public final class FileLockBackendFactory implements LockBackendFactory {
-    private static final Set<String> STRATEGIES = Set.of("os");
+    private static final Set<String> STRATEGIES = Set.of("os", "mkdir", "symlink", "rename", "create", "queue");
 
     /** Used by {@link java.util.ServiceLoader}. */
     public FileLockBackendFactory() {
@@ -29,7 +30,7 @@ public final class FileLockBackendFactory implements LockBackendFactory {
         String strategy = uri.param("strategy").orElse("os");
         if (!STRATEGIES.contains(strategy)) {
             throw new IllegalArgumentException("unknown file lock strategy '" + strategy + "' in '" + uri
-                    + "'; known: " + String.join(", ", STRATEGIES));
+                    + "'; known: " + String.join(", ", new java.util.TreeSet<>(STRATEGIES)));
         }
         String body = uri.body();
         if (body.startsWith("//")) {
@@ -42,6 +43,15 @@ public final class FileLockBackendFactory implements LockBackendFactory {
         }
         boolean isDefault = body.isEmpty();
         Path dir = isDefault ? LockDirectory.defaultDirectory() : Path.of(body);
-        return new OsLockBackend(LockDirectory.prepare(dir, isDefault));
+        Path prepared = LockDirectory.prepare(dir, isDefault);
+        return switch (strategy) {
+            case "os" -> new OsLockBackend(prepared);
+            case "mkdir" -> new TtlFileLockBackend(prepared, new MkdirStrategy());
+            case "symlink" -> new TtlFileLockBackend(prepared, new SymlinkStrategy());
+            case "rename" -> new TtlFileLockBackend(prepared, new RenameStrategy());
+            case "create" -> new TtlFileLockBackend(prepared, new CreateStrategy());
+            case "queue" -> new QueueLockBackend(prepared);
+            default -> throw new IllegalStateException(strategy);
+        };
     }
 }

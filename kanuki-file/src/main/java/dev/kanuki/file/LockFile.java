@@ -23,11 +23,19 @@ import java.nio.file.attribute.BasicFileAttributes;
  */
 final class LockFile {
     final Path path;
+    /** The lock name, UTF-8, stored after the record so that locks can be listed. */
+    volatile byte[] nameBytes = new byte[0];
     private FileChannel channel;
     private Object fileKey;
 
     LockFile(Path path) {
         this.path = path;
+    }
+
+    void name(String name) {
+        if (nameBytes.length == 0) {
+            nameBytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        }
     }
 
     /** @return the open channel, opening it (with the checks) when needed */

@@ -26,16 +26,31 @@ final class LockFileTable {
     /** The lock files of one directory. */
     static final class DirectoryFiles {
         private final Path directory;
-        private final ConcurrentHashMap<String, LockFile> files = new ConcurrentHashMap<>();
+        /** The one LockFile per path: the channel table. */
+        private final ConcurrentHashMap<Path, LockFile> files = new ConcurrentHashMap<>();
+        /** Lookup cache from lock key to its LockFile (saves hashing the name each time). */
+        private final ConcurrentHashMap<String, LockFile> byKey = new ConcurrentHashMap<>();
         private int users;
 
         private DirectoryFiles(Path directory) {
             this.directory = directory;
         }
 
-        LockFile get(String key, Supplier<String> fileName) {
-            LockFile file = files.get(key);
-            return file != null ? file : files.computeIfAbsent(key, k -> new LockFile(directory.resolve(fileName.get())));
+        LockFile get(String key, String name, Supplier<String> fileName) {
+            LockFile file = byKey.get(key);
+            if (file == null) {
+                file = files.computeIfAbsent(directory.resolve(fileName.get()), LockFile::new);
+                file.name(name);
+                if (byKey.size() < 10_000) {
+                    byKey.put(key, file);
+                }
+            }
+            return file;
+        }
+
+        /** @return the LockFile of a path found by listing (its name read from the file later) */
+        LockFile byPath(Path path) {
+            return files.computeIfAbsent(path, LockFile::new);
         }
 
         /** Drops one user; the last one closes every channel (no lock is held through them by then). */
@@ -48,6 +63,7 @@ final class LockFileTable {
             }
             files.values().forEach(LockFile::closeQuietly);
             files.clear();
+            byKey.clear();
         }
     }
 }

@@ -80,11 +80,12 @@ final class OsLockBackend implements LockBackend {
     }
 
     private LockFile lockFile(String name) {
-        return files.get("L\u0000" + name, () -> LockFileNames.stem(name, "L") + ".lock");
+        return files.get("L\u0000" + name, name, () -> LockFileNames.stem(name, "L") + ".lock");
     }
 
     private LockFile permitFile(String name, int slot) {
-        return files.get("S\u0000" + slot + "\u0000" + name, () -> LockFileNames.stem(name, "S") + ".permit" + slot + ".lock");
+        return files.get("S\u0000" + slot + "\u0000" + name, name,
+                () -> LockFileNames.stem(name, "S") + ".permit" + slot + ".lock");
     }
 
     @Override
@@ -151,9 +152,9 @@ final class OsLockBackend implements LockBackend {
 
     private long writeNextRecord(LockFile file, LockRequest request) {
         FileChannel channel = file.channel();
-        ByteBuffer buffer = ByteBuffer.allocate(OwnerRecord.SIZE);
+        ByteBuffer buffer = OwnerRecord.buffer(file.nameBytes.length);
         try {
-            int length = readFully(channel, buffer);
+            int length = readFully(channel, buffer, OwnerRecord.SIZE);
             OwnerRecord.Read read = OwnerRecord.decode(buffer, length);
             long token = switch (read.kind()) {
                 case EMPTY -> 1;
@@ -167,12 +168,13 @@ final class OsLockBackend implements LockBackend {
             };
             OwnerInfo owner = request.owner();
             new OwnerRecord(token, new OwnerInfo(owner.host(), owner.pid(), owner.id(), owner.acquiredAt(), null))
-                    .encode(buffer);
+                    .encode(buffer, file.nameBytes);
+            int size = buffer.remaining();
             while (buffer.hasRemaining()) {
                 channel.write(buffer, buffer.position());
             }
-            if (read.kind() == OwnerRecord.Kind.CORRUPTED && channel.size() > OwnerRecord.SIZE) {
-                channel.truncate(OwnerRecord.SIZE);
+            if (read.kind() != OwnerRecord.Kind.VALID && channel.size() > size) {
+                channel.truncate(size);
             }
             return token;
         } catch (IOException e) {
@@ -180,8 +182,9 @@ final class OsLockBackend implements LockBackend {
         }
     }
 
-    private static int readFully(FileChannel channel, ByteBuffer buffer) throws IOException {
+    private static int readFully(FileChannel channel, ByteBuffer buffer, int limit) throws IOException {
         buffer.clear();
+        buffer.limit(Math.min(limit, buffer.capacity()));
         while (buffer.hasRemaining()) {
             int n = channel.read(buffer, buffer.position());
             if (n < 0) {
@@ -196,7 +199,7 @@ final class OsLockBackend implements LockBackend {
     private Optional<OwnerRecord> readRecord(LockFile file) {
         ByteBuffer buffer = ByteBuffer.allocate(OwnerRecord.SIZE);
         try {
-            int length = readFully(file.channel(), buffer);
+            int length = readFully(file.channel(), buffer, OwnerRecord.SIZE);
             return Optional.ofNullable(OwnerRecord.decode(buffer, length).record());
         } catch (IOException e) {
             throw LockFile.failure("cannot read " + file.path, e);
@@ -353,6 +356,45 @@ final class OsLockBackend implements LockBackend {
         } catch (IOException e) {
             return LockStatus.State.UNKNOWN;
         }
+    }
+
+    @Override
+    public java.util.List<LockStatus> list() {
+        java.util.List<LockStatus> found = new java.util.ArrayList<>();
+        try (var entries = Files.newDirectoryStream(directory, "*.lock")) {
+            for (Path entry : entries) {
+                String file = entry.getFileName().toString();
+                if (file.contains(".permit") || !Files.isRegularFile(entry, LinkOption.NOFOLLOW_LINKS)) {
+                    continue;
+                }
+                String name = storedName(files.byPath(entry));
+                if (name != null && lockFile(name).path.equals(entry)) {
+                    found.add(status(name));
+                }
+            }
+        } catch (IOException e) {
+            throw LockFile.failure("cannot list " + directory, e);
+        }
+        return found;
+    }
+
+    /**
+     * Reads the name stored after a lock file's record through the JVM's one channel on it
+     * (opening a second descriptor and closing it would release this process's locks on it).
+     */
+    private static String storedName(LockFile file) throws IOException {
+        ByteBuffer buffer = OwnerRecord.buffer(4 * dev.kanuki.LockNames.MAX_LENGTH);
+        int length = readFully(file.channel(), buffer, buffer.capacity());
+        return OwnerRecord.decodeName(buffer, length);
+    }
+
+    @Override
+    public LockStatus breakLock(String name, boolean force) {
+        LockStatus status = status(name);
+        String owner = status.owner().map(OwnerInfo::describe).orElse("an unknown process");
+        throw new UnsupportedOperationException("the os strategy's locks are kernel locks: nobody can remove them"
+                + " from outside, and the kernel frees them the moment the holder's process exits"
+                + (status.isHeld() ? "; the lock is held by " + owner + ": stop that process" : "; it is free now"));
     }
 
     @Override

@@ -23,6 +23,7 @@ import java.util.zip.CRC32C;
  *  56  2  host name length n (at most 64)
  *  58  n  host name, UTF-8
  * 124  4  CRC-32C of bytes 0..123
+ * 128  4  lock name length m (bytes), then m bytes of the name, UTF-8 (for listing)
  * </pre>
  */
 record OwnerRecord(long token, OwnerInfo owner) {
@@ -39,8 +40,13 @@ record OwnerRecord(long token, OwnerInfo owner) {
         static final Read EMPTY_FILE = new Read(Kind.EMPTY, null, null);
     }
 
-    /** Writes the record into {@code out} (position 0, limit {@link #SIZE}). */
-    void encode(ByteBuffer out) {
+    /** @return a buffer big enough for the record followed by a name of that many bytes */
+    static ByteBuffer buffer(int nameBytes) {
+        return ByteBuffer.allocate(SIZE + 4 + nameBytes);
+    }
+
+    /** Writes the record, then the lock name, into {@code out} from position 0, and flips it. */
+    void encode(ByteBuffer out, byte[] name) {
         out.clear();
         out.put(MAGIC);
         out.putLong(token);
@@ -59,6 +65,8 @@ record OwnerRecord(long token, OwnerInfo owner) {
         CRC32C crc = new CRC32C();
         crc.update(out.array(), out.arrayOffset(), CRC_AT);
         out.putInt((int) crc.getValue());
+        out.putInt(name.length);
+        out.put(name);
         out.flip();
     }
 
@@ -78,6 +86,22 @@ record OwnerRecord(long token, OwnerInfo owner) {
      * @param length how many bytes were read
      * @return the record, or EMPTY for a new file, or CORRUPTED with the reason
      */
+    /**
+     * @param data a buffer holding what {@link #encode} wrote
+     * @param length how many bytes were read
+     * @return the lock name stored after the record, or null when absent or damaged
+     */
+    static String decodeName(ByteBuffer data, int length) {
+        if (length < SIZE + 4) {
+            return null;
+        }
+        int n = ByteBuffer.wrap(data.array(), data.arrayOffset(), length).getInt(SIZE);
+        if (n < 0 || SIZE + 4 + n > length) {
+            return null;
+        }
+        return new String(data.array(), data.arrayOffset() + SIZE + 4, n, StandardCharsets.UTF_8);
+    }
+
     static Read decode(ByteBuffer data, int length) {
         if (length <= 0) {
             return Read.EMPTY_FILE;

@@ -1,0 +1,38 @@
+package dev.kanuki.cli;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** The exit codes of the {@code kanuki} command, listed in {@code kanuki --help}. */
+final class ExitCodes {
+    /** Success (for {@code run}: the command's own exit code is passed through instead). */
+    static final int OK = 0;
+    /** {@code torture} found lost updates, overlaps, fencing violations or failed workers. */
+    static final int TORTURE_FAILED = 1;
+    /** Bad option, duration, lock name or backend URI. */
+    static final int USAGE = 2;
+    /** The backend failed, or the torture workers could not be started. */
+    static final int BACKEND = 3;
+    /** A bug in kanuki; the stack trace is printed. */
+    static final int INTERNAL = 70;
+    /** The lock is held by someone else (EX_TEMPFAIL); {@code run --conflict-exit-code} changes it. */
+    static final int BUSY = 75;
+    /** The command given to {@code run} could not be started. */
+    static final int COMMAND_NOT_FOUND = 127;
+
+    /** @return the codes and their meaning, for the "Exit codes" section of every help page */
+    static Map<String, String> help() {
+        Map<String, String> codes = new LinkedHashMap<>();
+        codes.put(Integer.toString(OK), "success; for run, the exit code of CMD (128+N when CMD died of signal N)");
+        codes.put(Integer.toString(TORTURE_FAILED), "torture found lost updates, overlaps or fencing violations");
+        codes.put(Integer.toString(USAGE), "usage error: bad option, duration, lock name or backend URI");
+        codes.put(Integer.toString(BACKEND), "backend error (the message says what to do)");
+        codes.put(Integer.toString(INTERNAL), "internal error: a bug, reported with a stack trace");
+        codes.put(Integer.toString(BUSY), "the lock is busy (run; see --conflict-exit-code)");
+        codes.put(Integer.toString(COMMAND_NOT_FOUND), "run could not start CMD");
+        return codes;
+    }
+
+    private ExitCodes() {
+    }
+}

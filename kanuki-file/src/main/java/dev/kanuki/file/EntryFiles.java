@@ -1,0 +1,100 @@
+package dev.kanuki.file;
+
+import dev.kanuki.file.EntryStrategy.Observed;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
+
+/** File operations the ttl strategies share; none of them follows a symbolic link. */
+final class EntryFiles {
+    private EntryFiles() {
+    }
+
+    /** @return the attributes of the entry itself (not a link's target), or null when absent */
+    static BasicFileAttributes attributes(Path path) throws IOException {
+        try {
+            return Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
+    /**
+     * @return milliseconds since the entry last changed (its ctime: creation, rename, or record
+     *     rewrite), the age the stale rules use when the record cannot be read
+     */
+    static long ageMillis(Path path) throws IOException {
+        try {
+            FileTime ctime = (FileTime) Files.getAttribute(path, "unix:ctime", LinkOption.NOFOLLOW_LINKS);
+            return System.currentTimeMillis() - ctime.toMillis();
+        } catch (UnsupportedOperationException | IllegalArgumentException e) {
+            BasicFileAttributes attrs = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            return System.currentTimeMillis() - attrs.lastModifiedTime().toMillis();
+        }
+    }
+
+    static Observed foreign(Path path, BasicFileAttributes attrs, String expected) {
+        String what = attrs.isSymbolicLink() ? "a symbolic link" : attrs.isDirectory() ? "a directory"
+                : attrs.isRegularFile() ? "a regular file" : "a special file";
+        return new Observed(Observed.State.FOREIGN, null, what + " where " + expected + " was expected", 0);
+    }
+
+    static Observed observe(String text, Path path) throws IOException {
+        TtlRecord.Read read = TtlRecord.decode(text);
+        try {
+            return switch (read.kind()) {
+                case VALID -> new Observed(Observed.State.VALID, read.record(), null, 0);
+                case FREE_MARK -> new Observed(Observed.State.FREE, null, null, ageMillis(path));
+                case CORRUPTED -> new Observed(Observed.State.CORRUPTED, null, read.problem(), ageMillis(path));
+            };
+        } catch (NoSuchFileException e) {
+            return Observed.ABSENT; // released or broken between reading it and looking at its age
+        }
+    }
+
+    /** Reads a small regular file without following links; null when it is gone. */
+    static String readText(Path path) throws IOException {
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            ByteBuffer buffer = ByteBuffer.allocate(8192);
+            while (buffer.hasRemaining() && channel.read(buffer) > 0) {
+                // read up to 8 KiB: records are far smaller
+            }
+            return new String(buffer.array(), 0, buffer.position(), StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
+    /** Writes a record into a file in one positional write and trims anything after it. */
+    static void writeInPlace(FileChannel channel, String text) throws IOException {
+        ByteBuffer data = ByteBuffer.wrap((text + "\n").getBytes(StandardCharsets.UTF_8));
+        int length = data.remaining();
+        while (data.hasRemaining()) {
+            channel.write(data, data.position());
+        }
+        channel.truncate(length);
+    }
+
+    /** Writes a file next to {@code target} and renames it over {@code target}: all or nothing. */
+    static void replaceAtomically(Path target, String text, String uniqueSuffix) throws IOException {
+        Path temp = target.resolveSibling(target.getFileName() + ".tmp." + uniqueSuffix);
+        try {
+            try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                    LinkOption.NOFOLLOW_LINKS)) {
+                writeInPlace(channel, text);
+            }
+            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package dev.kanuki.file;
+
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * How one ttl file strategy represents a held lock on disk: the atomic step that creates the
+ * entry, how its owner record is read and rewritten, and how it is removed. The algorithm
+ * around it (stale rules, breaking, fencing, renewal) is {@link TtlFileLockBackend}'s.
+ */
+interface EntryStrategy {
+
+    /** @return the strategy's name in URIs */
+    String name();
+
+    /** @return the path of the lock entry for a file-name stem */
+    Path entry(Path directory, String stem);
+
+    /**
+     * The one atomic step that takes the lock.
+     *
+     * @return true when this call created the entry (the lock is ours); false when it exists
+     */
+    boolean tryCreate(Path entry, TtlRecord record) throws IOException;
+
+    /**
+     * Reads the entry without following links.
+     *
+     * @return what is there: nothing, a record, a damaged record, or something foreign
+     */
+    Observed read(Path entry) throws IOException;
+
+    /** Replaces the owner record of an entry this process holds (renewal), atomically. */
+    void rewrite(Path entry, TtlRecord record) throws IOException;
+
+    /** Removes an entry that is ours or was found stale under the breaker lock. */
+    void remove(Path entry) throws IOException;
+
+    /** What {@link #read} found. */
+    record Observed(State state, TtlRecord record, String problem, long ageMillis) {
+        enum State { ABSENT, VALID, CORRUPTED, FREE, FOREIGN }
+
+        static final Observed ABSENT = new Observed(State.ABSENT, null, null, 0);
+    }
+}

@@ -1,0 +1,327 @@
+package dev.kanuki.file;
+
+import dev.kanuki.Capabilities;
+import dev.kanuki.LeaseKind;
+import dev.kanuki.LockBackendException;
+import dev.kanuki.LockNames;
+import dev.kanuki.LockStatus;
+import dev.kanuki.OwnerInfo;
+import dev.kanuki.spi.Grant;
+import dev.kanuki.spi.LockBackend;
+import dev.kanuki.spi.LockMode;
+import dev.kanuki.spi.LockRequest;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code file:DIR?strategy=queue}: the seeds' TOP-LOCK. Contenders append an arrival line to
+ * {@code STEM.queue}; the first live contender holds the lock (see {@link QueueLog}). Waiters keep
+ * their place between attempts, so service is first come, first served across processes.
+ *
+ * <p>Holding is always confirmed by reading the queue again after the fencing token is taken,
+ * and {@link #verify} is the seed's "re-check before commit". The file is compacted (dead
+ * events dropped, live contenders kept in order) under the breaker lock once it grows past
+ * {@link #COMPACT_AT} bytes; a contender that appended to the file being replaced notices that
+ * the file changed under it and appends again.
+ */
+final class QueueLockBackend implements LockBackend {
+    private static final Logger log = LoggerFactory.getLogger(QueueLockBackend.class);
+    private static final Capabilities CAPABILITIES = new Capabilities(LeaseKind.TTL,
+            true, false, false, false, true, true);
+    static final int COMPACT_AT = 32 * 1024;
+    private static final int MAX_QUEUE_BYTES = 16 * 1024 * 1024;
+
+    private final Path directory;
+    private final ConcurrentHashMap<String, String> stems = new ConcurrentHashMap<>();
+
+    QueueLockBackend(Path directory) {
+        this.directory = directory;
+    }
+
+    /** A held place at the head of the queue. */
+    record QueueGrant(String stem, String id, long fencingToken) implements Grant {
+    }
+
+    /** The queue file as read at one moment. */
+    private record Snapshot(String text, Object fileKey, long size) {
+        static final Snapshot ABSENT = new Snapshot("", null, 0);
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public String scope() {
+        return "file:" + directory + "?strategy=queue";
+    }
+
+    private String stem(String name) {
+        return stems.computeIfAbsent(name, n -> LockFileNames.stem(n, "L"));
+    }
+
+    private Path queue(String stem) {
+        return directory.resolve(stem + ".queue");
+    }
+
+    @Override
+    public Optional<Grant> tryAcquire(LockRequest request) {
+        if (request.mode() != LockMode.EXCLUSIVE) {
+            throw new UnsupportedOperationException("strategy queue has exclusive locks only");
+        }
+        String stem = stem(request.name());
+        Path queue = queue(stem);
+        String id = request.owner().id();
+        long leaseMillis = request.lease().toMillis();
+        try {
+            Snapshot snapshot = read(queue);
+            QueueLog log = QueueLog.replay(snapshot.text());
+            long now = System.currentTimeMillis();
+            QueueLog.Contender mine = log.get(id);
+            if (mine == null) {
+                OwnerInfo owner = request.owner();
+                append(queue, QueueLog.arrival(new TtlRecord(id, owner.pid(), now, now + leaseMillis, owner.host(),
+                        request.name())));
+                snapshot = read(queue);
+                log = QueueLog.replay(snapshot.text());
+                if (log.get(id) == null) {
+                    return Optional.empty(); // the file was compacted under our append: next attempt appends again
+                }
+            } else if (mine.leaseUntil - now < leaseMillis / 2) {
+                append(queue, QueueLog.renewal(id, now + leaseMillis)); // keep our place while we wait
+            }
+            QueueLog.Contender holder = log.holder(System.currentTimeMillis());
+            if (holder == null || !holder.record.id().equals(id)) {
+                compactIfLarge(stem, snapshot);
+                return Optional.empty();
+            }
+            long token = new FenceCounter(directory, stem).next();
+            Snapshot again = read(queue);
+            QueueLog.Contender still = QueueLog.replay(again.text()).holder(System.currentTimeMillis());
+            if (!again.fileKey().equals(snapshot.fileKey()) || still == null || !still.record.id().equals(id)) {
+                return Optional.empty();
+            }
+            return Optional.of(new QueueGrant(stem, id, token));
+        } catch (IOException e) {
+            throw LockFile.failure("cannot use queue " + queue, e);
+        }
+    }
+
+    @Override
+    public boolean renew(Grant grant, Duration lease) {
+        QueueGrant g = (QueueGrant) grant;
+        try {
+            if (!isHolder(g)) {
+                return false;
+            }
+            append(queue(g.stem()), QueueLog.renewal(g.id(), System.currentTimeMillis() + lease.toMillis()));
+            return true;
+        } catch (IOException e) {
+            throw LockFile.failure("cannot renew in queue " + queue(g.stem()), e);
+        }
+    }
+
+    @Override
+    public boolean verify(Grant grant) {
+        try {
+            return isHolder((QueueGrant) grant);
+        } catch (IOException e) {
+            throw LockFile.failure("cannot read queue " + queue(((QueueGrant) grant).stem()), e);
+        }
+    }
+
+    private boolean isHolder(QueueGrant g) throws IOException {
+        QueueLog.Contender holder = QueueLog.replay(read(queue(g.stem())).text()).holder(System.currentTimeMillis());
+        return holder != null && holder.record.id().equals(g.id());
+    }
+
+    @Override
+    public void release(Grant grant) {
+        QueueGrant g = (QueueGrant) grant;
+        leave(g.stem(), g.id());
+    }
+
+    @Override
+    public void abandon(LockRequest request) {
+        leave(stem(request.name()), request.owner().id());
+    }
+
+    private void leave(String stem, String id) {
+        Path queue = queue(stem);
+        try {
+            Snapshot snapshot = read(queue);
+            if (QueueLog.replay(snapshot.text()).get(id) != null) {
+                append(queue, QueueLog.removal(id));
+            }
+            compactIfLarge(stem, snapshot);
+        } catch (IOException | RuntimeException e) {
+            log.warn("leaving queue {} failed; the place frees when its lease runs out", queue, e);
+        }
+    }
+
+    /**
+     * Rewrites a large queue with only its live contenders, in order. Under the breaker, and only
+     * if nothing was appended since it was read (same file, same size).
+     */
+    private void compactIfLarge(String stem, Snapshot seen) throws IOException {
+        if (seen.size() < COMPACT_AT) {
+            return;
+        }
+        Path queue = queue(stem);
+        try (BreakerLock breaker = BreakerLock.tryTake(directory, stem)) {
+            if (breaker == null) {
+                return;
+            }
+            Snapshot snapshot = read(queue);
+            long now = System.currentTimeMillis();
+            StringBuilder kept = new StringBuilder();
+            for (QueueLog.Contender c : QueueLog.replay(snapshot.text()).contenders()) {
+                if (c.isLive(now)) {
+                    kept.append(QueueLog.arrival(c.record.withLeaseUntil(c.leaseUntil)));
+                }
+            }
+            Path temp = directory.resolve(stem + ".queue.tmp." + dev.kanuki.spi.ProcessIdentity.randomId());
+            try {
+                Files.writeString(temp, kept, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+                BasicFileAttributes now2 = EntryFiles.attributes(queue);
+                if (now2 == null || now2.size() != snapshot.size() || !now2.fileKey().equals(snapshot.fileKey())) {
+                    return; // someone appended meanwhile: compact another time
+                }
+                Files.move(temp, queue, StandardCopyOption.ATOMIC_MOVE);
+            } finally {
+                Files.deleteIfExists(temp);
+            }
+        }
+    }
+
+    private Snapshot read(Path queue) throws IOException {
+        BasicFileAttributes before = EntryFiles.attributes(queue);
+        if (before == null) {
+            return Snapshot.ABSENT;
+        }
+        if (!before.isRegularFile()) {
+            throw new LockBackendException("queue file " + queue + " is "
+                    + (before.isSymbolicLink() ? "a symbolic link" : "not a regular file")
+                    + "; kanuki never follows or deletes such entries",
+                    "if you did not create it, inspect it and remove it by hand", null);
+        }
+        if (before.size() > MAX_QUEUE_BYTES) {
+            throw new LockBackendException("queue file " + queue + " is " + before.size() + " bytes, far more than kanuki writes",
+                    "something else is writing to it; remove it when no process uses the lock", null);
+        }
+        try (FileChannel channel = FileChannel.open(queue, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            ByteBuffer buffer = ByteBuffer.allocate((int) Math.min(MAX_QUEUE_BYTES, before.size() + 4096));
+            while (buffer.hasRemaining() && channel.read(buffer) > 0) {
+                // read it all
+            }
+            BasicFileAttributes after = EntryFiles.attributes(queue);
+            Object key = after == null ? before.fileKey() : after.fileKey();
+            return new Snapshot(new String(buffer.array(), 0, buffer.position(), StandardCharsets.UTF_8), key,
+                    buffer.position());
+        } catch (NoSuchFileException e) {
+            return Snapshot.ABSENT;
+        }
+    }
+
+    /** One append of one whole line: O_APPEND makes concurrent appends land one after another. */
+    private static void append(Path queue, String line) throws IOException {
+        try (FileChannel channel = FileChannel.open(queue, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.APPEND, LinkOption.NOFOLLOW_LINKS)) {
+            ByteBuffer data = ByteBuffer.wrap(line.getBytes(StandardCharsets.UTF_8));
+            int written = channel.write(data);
+            if (data.hasRemaining()) {
+                throw new IOException("short append to " + queue + " (" + written + " bytes)");
+            }
+        }
+    }
+
+    @Override
+    public LockStatus status(String name) {
+        String stem = stem(name);
+        try {
+            return statusOf(name, stem, QueueLog.replay(read(queue(stem)).text()));
+        } catch (IOException e) {
+            throw LockFile.failure("cannot read queue " + queue(stem), e);
+        }
+    }
+
+    private LockStatus statusOf(String name, String stem, QueueLog log) {
+        long token = new FenceCounter(directory, stem).last();
+        long now = System.currentTimeMillis();
+        QueueLog.Contender holder = log.holder(now);
+        if (holder != null) {
+            return new LockStatus(name, LockStatus.State.HELD, Optional.of(holder.record.withLeaseUntil(holder.leaseUntil).owner()), token);
+        }
+        List<QueueLog.Contender> left = log.contenders();
+        if (!left.isEmpty()) {
+            QueueLog.Contender first = left.get(0);
+            return new LockStatus(name, LockStatus.State.STALE, Optional.of(first.record.withLeaseUntil(first.leaseUntil).owner()), token);
+        }
+        return new LockStatus(name, LockStatus.State.FREE, Optional.empty(), token);
+    }
+
+    @Override
+    public List<LockStatus> list() {
+        List<LockStatus> found = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory, "*.queue")) {
+            for (Path entry : entries) {
+                QueueLog log = QueueLog.replay(read(entry).text());
+                List<QueueLog.Contender> all = log.contenders();
+                if (!all.isEmpty()) {
+                    String file = entry.getFileName().toString();
+                    found.add(statusOf(all.get(0).record.lockName(), file.substring(0, file.length() - ".queue".length()), log));
+                }
+            }
+        } catch (IOException e) {
+            throw LockFile.failure("cannot list " + directory, e);
+        }
+        return found;
+    }
+
+    @Override
+    public LockStatus breakLock(String name, boolean force) {
+        String stem = stem(name);
+        Path queue = queue(stem);
+        try {
+            QueueLog log = QueueLog.replay(read(queue).text());
+            LockStatus before = statusOf(name, stem, log);
+            long now = System.currentTimeMillis();
+            if (before.state() == LockStatus.State.HELD && !force) {
+                throw new IllegalStateException("lock '" + LockNames.printable(name) + "' is live ("
+                        + before.owner().map(OwnerInfo::describe).orElse("owner unknown") + "); use --force to break it anyway");
+            }
+            // Stale contenders are skipped by everyone already; removing them just tidies the file.
+            for (QueueLog.Contender c : log.contenders()) {
+                if (!c.isLive(now) || (force && c == log.holder(now))) {
+                    append(queue, QueueLog.removal(c.record.id()));
+                }
+            }
+            return before;
+        } catch (IOException e) {
+            throw LockFile.failure("cannot break lock in queue " + queue, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        // nothing open between calls
+    }
+}

@@ -1,0 +1,123 @@
+package dev.kanuki.file;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.zip.CRC32C;
+
+/**
+ * The content of a TOP-LOCK queue file, replayed. The file is append-only between compactions;
+ * each line is one event with its own checksum (a torn or foreign line is ignored):
+ *
+ * <pre>
+ * A &lt;owner record&gt; &lt;crc&gt;        a contender arrives (joins the end of the queue)
+ * N &lt;id&gt; &lt;lease-until ms&gt; &lt;crc&gt;  a contender renews its lease
+ * R &lt;id&gt; &lt;crc&gt;                 a contender leaves (released, or gave up waiting)
+ * </pre>
+ *
+ * The holder is the first contender that has not left and whose lease has not run out (and,
+ * when it is on this host, whose process is alive). Nobody deletes a stale line: everyone skips
+ * it by the same rule, so breaking a stale lock cannot race.
+ */
+final class QueueLog {
+    /** One contender in arrival order. */
+    static final class Contender {
+        final TtlRecord record;
+        long leaseUntil;
+
+        Contender(TtlRecord record) {
+            this.record = record;
+            this.leaseUntil = record.leaseUntilMillis();
+        }
+
+        boolean isLive(long now) {
+            return leaseUntil >= now && !dev.kanuki.spi.ProcessIdentity.isDeadLocalProcess(record.host(), record.pid());
+        }
+    }
+
+    private final Map<String, Contender> contenders = new LinkedHashMap<>();
+
+    static QueueLog replay(String text) {
+        QueueLog log = new QueueLog();
+        for (String line : text.split("\n")) {
+            int lastSpace = line.lastIndexOf(' ');
+            if (line.length() < 3 || lastSpace < 2 || !line.substring(lastSpace + 1).equals(crc(line.substring(0, lastSpace)))) {
+                continue;
+            }
+            String body = line.substring(2, lastSpace);
+            switch (line.charAt(0)) {
+                case 'A' -> {
+                    TtlRecord.Read read = TtlRecord.decode(body);
+                    if (read.record() != null) {
+                        log.contenders.remove(read.record().id());
+                        log.contenders.put(read.record().id(), new Contender(read.record()));
+                    }
+                }
+                case 'N' -> {
+                    String[] f = body.split(" ");
+                    Contender c = f.length == 2 ? log.contenders.get(f[0]) : null;
+                    if (c != null) {
+                        c.leaseUntil = Math.max(c.leaseUntil, parse(f[1]));
+                    }
+                }
+                case 'R' -> log.contenders.remove(body);
+                default -> {
+                    // not an event kanuki writes
+                }
+            }
+        }
+        return log;
+    }
+
+    private static long parse(String s) {
+        try {
+            return Long.parseLong(s);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    /** @return the holder: the first live contender, or null */
+    Contender holder(long now) {
+        for (Contender c : contenders.values()) {
+            if (c.isLive(now)) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    Contender get(String id) {
+        return contenders.get(id);
+    }
+
+    /** @return the contenders that have not left, in arrival order */
+    List<Contender> contenders() {
+        return new ArrayList<>(contenders.values());
+    }
+
+    static String arrival(TtlRecord record) {
+        return line("A " + record.encode());
+    }
+
+    static String renewal(String id, long leaseUntil) {
+        return line("N " + id + " " + leaseUntil);
+    }
+
+    static String removal(String id) {
+        return line("R " + id);
+    }
+
+    private static String line(String body) {
+        return body + " " + crc(body) + "\n";
+    }
+
+    private static String crc(String text) {
+        CRC32C crc = new CRC32C();
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        crc.update(bytes, 0, bytes.length);
+        return String.format("%08x", crc.getValue());
+    }
+}

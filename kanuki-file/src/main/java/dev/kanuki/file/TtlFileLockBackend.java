@@ -1,0 +1,318 @@
+package dev.kanuki.file;
+
+import dev.kanuki.Capabilities;
+import dev.kanuki.LeaseKind;
+import dev.kanuki.LockBackendException;
+import dev.kanuki.LockNames;
+import dev.kanuki.LockStatus;
+import dev.kanuki.OwnerInfo;
+import dev.kanuki.file.EntryStrategy.Observed;
+import dev.kanuki.spi.Grant;
+import dev.kanuki.spi.LockBackend;
+import dev.kanuki.spi.LockMode;
+import dev.kanuki.spi.LockRequest;
+import dev.kanuki.spi.ProcessIdentity;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The algorithm shared by the ttl file strategies ({@code mkdir}, {@code symlink},
+ * {@code rename}, {@code create}): a lock is an entry in the lock directory made by one atomic
+ * step ({@link EntryStrategy}), carrying an owner record with a lease the engine renews.
+ *
+ * <p><b>Stale locks.</b> An entry is stale when its lease has run out, or its owner is on this
+ * host and its process is gone, or its record is unreadable and the entry has not changed for a
+ * whole lease. A stale entry is broken under a <em>breaker lock</em> ({@code STEM.breaker},
+ * created with {@code CREATE_NEW}): take the breaker, read the entry again, and remove it only if
+ * it is still the same stale owner. Two breakers cannot both act, and a breaker can never remove
+ * an entry created after its first look, because a fresh entry has a different owner id (this is
+ * the race of article 003: A and B see an old lock, A removes it, C locks, B removes C's lock).
+ * The breaker then competes for the lock like anyone else. See {@code docs/backends/file.md}.
+ *
+ * <p><b>Fencing.</b> Tokens come from a {@link FenceCounter} (a rename-based compare-and-swap),
+ * taken after the entry is created and confirmed by reading the entry back: a holder whose lease
+ * ran out while it was paused gets no token it could use.
+ */
+final class TtlFileLockBackend implements LockBackend {
+    private static final Logger log = LoggerFactory.getLogger(TtlFileLockBackend.class);
+    private static final Capabilities CAPABILITIES = new Capabilities(LeaseKind.TTL,
+            true, false, true, false, true, true);
+    /** A holder does not remove its entry when its lease has less than this left. */
+    private static final long RELEASE_MARGIN_MS = 500;
+
+    private final Path directory;
+    private final EntryStrategy strategy;
+    private final ConcurrentHashMap<String, String> stems = new ConcurrentHashMap<>();
+
+    TtlFileLockBackend(Path directory, EntryStrategy strategy) {
+        this.directory = directory;
+        this.strategy = strategy;
+    }
+
+    /** A held ttl lock; its record changes at each renewal. */
+    static final class TtlGrant implements Grant {
+        final String stem;
+        final Path entry;
+        final long token;
+        volatile TtlRecord record;
+
+        TtlGrant(String stem, Path entry, long token, TtlRecord record) {
+            this.stem = stem;
+            this.entry = entry;
+            this.token = token;
+            this.record = record;
+        }
+
+        @Override
+        public long fencingToken() {
+            return token;
+        }
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public String scope() {
+        return "file:" + directory + "?strategy=" + strategy.name();
+    }
+
+    String stem(String name, String namespace) {
+        String key = namespace + "\u0000" + name;
+        String stem = stems.get(key);
+        if (stem == null) {
+            stem = LockFileNames.stem(name, namespace);
+            if (stems.size() < 10_000) {
+                stems.put(key, stem);
+            }
+        }
+        return stem;
+    }
+
+    @Override
+    public Optional<Grant> tryAcquire(LockRequest request) {
+        if (request.mode() == LockMode.SHARED) {
+            throw new UnsupportedOperationException("strategy " + strategy.name() + " has no shared locks");
+        }
+        try {
+            if (request.mode() == LockMode.PERMIT) {
+                for (int slot = 0; slot < request.permits(); slot++) {
+                    Optional<Grant> grant = attempt(stem(request.name(), "S" + slot), request);
+                    if (grant.isPresent()) {
+                        return grant;
+                    }
+                }
+                return Optional.empty();
+            }
+            return attempt(stem(request.name(), "L"), request);
+        } catch (IOException e) {
+            throw LockFile.failure("cannot take lock '" + LockNames.printable(request.name()) + "' in " + directory, e);
+        }
+    }
+
+    private Optional<Grant> attempt(String stem, LockRequest request) throws IOException {
+        Path entry = strategy.entry(directory, stem);
+        long leaseMillis = request.lease().toMillis();
+        OwnerInfo owner = request.owner();
+        long now = System.currentTimeMillis();
+        TtlRecord mine = new TtlRecord(owner.id(), owner.pid(), now, now + leaseMillis, owner.host(), request.name());
+        for (int round = 0; round < 3; round++) {
+            if (strategy.tryCreate(entry, mine)) {
+                long token = new FenceCounter(directory, stem).next();
+                Observed check = strategy.read(entry);
+                if (check.state() == Observed.State.VALID && check.record().id().equals(mine.id())) {
+                    return Optional.of(new TtlGrant(stem, entry, token, mine));
+                }
+                return Optional.empty(); // broken while we took the token: our lease ran out meanwhile
+            }
+            Observed seen = strategy.read(entry);
+            switch (seen.state()) {
+                case ABSENT:
+                    continue;
+                case FOREIGN:
+                    throw new LockBackendException("lock entry " + entry + " is " + seen.problem()
+                            + "; kanuki never follows or deletes such entries",
+                            "if you did not create it, inspect it and remove it by hand", null);
+                default:
+                    if (!isStale(seen, leaseMillis) || !breakStale(stem, entry, seen, leaseMillis, false)) {
+                        return Optional.empty();
+                    }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The stale rules; {@code graceMillis} is how long an unreadable entry is given. */
+    static boolean isStale(Observed seen, long graceMillis) {
+        return switch (seen.state()) {
+            case VALID -> seen.record().leaseUntilMillis() < System.currentTimeMillis()
+                    || ProcessIdentity.isDeadLocalProcess(seen.record().host(), seen.record().pid());
+            case CORRUPTED, FREE -> seen.ageMillis() > graceMillis;
+            default -> false;
+        };
+    }
+
+    /**
+     * Breaks a stale entry under the breaker lock.
+     *
+     * @param force remove it even if it is live (only {@code kanuki break --force})
+     * @return true when the entry is gone
+     */
+    boolean breakStale(String stem, Path entry, Observed seen, long graceMillis, boolean force) throws IOException {
+        try (BreakerLock breaker = BreakerLock.tryTake(directory, stem)) {
+            if (breaker == null) {
+                return false;
+            }
+            Observed again = strategy.read(entry);
+            if (again.state() == Observed.State.ABSENT) {
+                return true;
+            }
+            if (!sameEntry(seen, again) || !(force || isStale(again, graceMillis))) {
+                return false; // someone released it and another took it since our first look
+            }
+            log.info("breaking {} lock {} of {}", force ? "live" : "stale", entry,
+                    again.record() == null ? "unknown owner (" + again.problem() + ")" : again.record().owner().describe());
+            strategy.remove(entry);
+            return true;
+        }
+    }
+
+    private static boolean sameEntry(Observed first, Observed second) {
+        if (first.state() != second.state()) {
+            return false;
+        }
+        return first.record() == null || first.record().id().equals(second.record().id());
+    }
+
+    @Override
+    public boolean renew(Grant grant, Duration lease) {
+        TtlGrant g = (TtlGrant) grant;
+        try {
+            if (!isMine(g)) {
+                return false;
+            }
+            TtlRecord renewed = g.record.withLeaseUntil(System.currentTimeMillis() + lease.toMillis());
+            strategy.rewrite(g.entry, renewed);
+            g.record = renewed;
+            return true;
+        } catch (IOException e) {
+            throw LockFile.failure("cannot renew the lease of " + g.entry, e);
+        }
+    }
+
+    private boolean isMine(TtlGrant g) throws IOException {
+        Observed now = strategy.read(g.entry);
+        return now.state() == Observed.State.VALID && now.record().id().equals(g.record.id())
+                && now.record().leaseUntilMillis() >= System.currentTimeMillis();
+    }
+
+    @Override
+    public boolean verify(Grant grant) {
+        TtlGrant g = (TtlGrant) grant;
+        try {
+            return isMine(g);
+        } catch (IOException e) {
+            throw LockFile.failure("cannot check lock entry " + g.entry, e);
+        }
+    }
+
+    @Override
+    public void release(Grant grant) {
+        TtlGrant g = (TtlGrant) grant;
+        try {
+            Observed now = strategy.read(g.entry);
+            boolean mine = now.state() == Observed.State.VALID && now.record().id().equals(g.record.id());
+            if (!mine) {
+                return; // broken or taken over: nothing of ours to remove
+            }
+            if (now.record().leaseUntilMillis() - System.currentTimeMillis() < RELEASE_MARGIN_MS) {
+                // So close to expiry that a breaker may be removing it right now: let it expire instead.
+                log.warn("lease of {} ran out before release; leaving it to expire", g.entry);
+                return;
+            }
+            strategy.remove(g.entry);
+        } catch (IOException e) {
+            log.warn("releasing {} failed; it frees when its lease runs out", g.entry, e);
+        }
+    }
+
+    @Override
+    public LockStatus status(String name) {
+        String stem = stem(name, "L");
+        try {
+            return statusOf(name, stem, strategy.read(strategy.entry(directory, stem)));
+        } catch (IOException e) {
+            throw LockFile.failure("cannot read lock '" + LockNames.printable(name) + "' in " + directory, e);
+        }
+    }
+
+    private LockStatus statusOf(String name, String stem, Observed seen) {
+        long token = new FenceCounter(directory, stem).last();
+        return switch (seen.state()) {
+            case ABSENT -> new LockStatus(name, LockStatus.State.FREE, Optional.empty(), token);
+            case FREE -> new LockStatus(name, LockStatus.State.HELD, Optional.empty(), token); // mid-acquisition
+            case VALID -> new LockStatus(name, isStale(seen, 0) ? LockStatus.State.STALE : LockStatus.State.HELD,
+                    Optional.of(seen.record().owner()), token);
+            case CORRUPTED, FOREIGN -> new LockStatus(name, LockStatus.State.UNKNOWN, Optional.empty(), token);
+        };
+    }
+
+    @Override
+    public List<LockStatus> list() {
+        List<LockStatus> found = new ArrayList<>();
+        String suffix = strategy.entry(directory, "x").getFileName().toString().substring(1);
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory, "*" + suffix)) {
+            for (Path entry : entries) {
+                Observed seen = strategy.read(entry);
+                if (seen.state() == Observed.State.VALID) {
+                    String name = seen.record().lockName();
+                    String stem = entry.getFileName().toString();
+                    found.add(statusOf(name, stem.substring(0, stem.length() - suffix.length()), seen));
+                }
+            }
+        } catch (IOException e) {
+            throw LockFile.failure("cannot list " + directory, e);
+        }
+        return found;
+    }
+
+    @Override
+    public LockStatus breakLock(String name, boolean force) {
+        String stem = stem(name, "L");
+        Path entry = strategy.entry(directory, stem);
+        try {
+            Observed seen = strategy.read(entry);
+            LockStatus before = statusOf(name, stem, seen);
+            if (seen.state() == Observed.State.ABSENT || seen.state() == Observed.State.FOREIGN) {
+                return before;
+            }
+            if (!force && !isStale(seen, Duration.ofSeconds(30).toMillis())) {
+                throw new IllegalStateException("lock '" + LockNames.printable(name) + "' is live ("
+                        + before.owner().map(OwnerInfo::describe).orElse("owner unknown") + "); use --force to break it anyway");
+            }
+            if (!breakStale(stem, entry, seen, 0, force)) {
+                throw new IllegalStateException("lock '" + LockNames.printable(name)
+                        + "' changed hands while breaking it, or another breaker is at work; look again");
+            }
+            return before;
+        } catch (IOException e) {
+            throw LockFile.failure("cannot break lock '" + LockNames.printable(name) + "' in " + directory, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        // nothing open between calls
+    }
+}

@@ -1,0 +1,13 @@
+package dev.kanuki.file;
+
+import dev.kanuki.contract.ContractFor;
+import java.nio.file.Path;
+
+/** {@code file:DIR?strategy=rename} passes the contract. */
+@ContractFor("file")
+class FileRenameContractTest extends FileOsContractTest {
+    @Override
+    protected String uri(Path tempDir) {
+        return "file:" + tempDir.resolve("locks") + "?strategy=rename";
+    }
+}
