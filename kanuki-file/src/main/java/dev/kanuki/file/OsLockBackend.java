@@ -328,12 +328,30 @@ final class OsLockBackend implements LockBackend {
         } catch (IOException e) {
             throw LockFile.failure("cannot read " + file.path, e);
         }
-        Optional<OwnerRecord> record = readRecord(file);
         LockStatus.State state = probe(file);
+        Optional<OwnerRecord> record = readRecord(file);
+        if (state == LockStatus.State.HELD && record.map(r -> isDead(r.owner())).orElse(false)) {
+            // The new holder takes the lock a moment before it writes its record: look once more,
+            // and never name a dead process as the holder of a held lock.
+            sleepQuietly();
+            record = readRecord(file).filter(r -> !isDead(r.owner()));
+        }
         long token = record.map(OwnerRecord::token).orElse(-1L);
         Optional<OwnerInfo> owner = state == LockStatus.State.HELD_SHARED ? Optional.empty()
                 : record.map(OwnerRecord::owner);
         return new LockStatus(name, state, owner, token);
+    }
+
+    private static boolean isDead(OwnerInfo owner) {
+        return dev.kanuki.spi.ProcessIdentity.isDeadLocalProcess(owner.host(), owner.pid());
+    }
+
+    private static void sleepQuietly() {
+        try {
+            TimeUnit.MILLISECONDS.sleep(2);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Asks the kernel whether the file is locked, by trying (and at once undoing) a lock. */
