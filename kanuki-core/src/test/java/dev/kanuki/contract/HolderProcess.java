@@ -35,9 +35,20 @@ public final class HolderProcess implements AutoCloseable {
      * @throws IOException when the process cannot start or never reports holding the lock
      */
     public static HolderProcess start(String uri, String name, String mode, Path errorLog) throws IOException {
+        return start(uri, name, mode, errorLog, List.of());
+    }
+
+    /**
+     * Like {@link #start(String, String, String, Path)}, with extra arguments for
+     * {@link LockHolderMain} (e.g. {@code exit}).
+     */
+    public static HolderProcess start(String uri, String name, String mode, Path errorLog, List<String> extra)
+            throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder builder = new ProcessBuilder(List.of(java, "-cp", System.getProperty("java.class.path"),
+        List<String> command = new java.util.ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"),
                 LockHolderMain.class.getName(), uri, name, mode));
+        command.addAll(extra);
+        ProcessBuilder builder = new ProcessBuilder(command);
         builder.redirectError(errorLog.toFile());
         Process process = builder.start();
         BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
@@ -78,6 +89,15 @@ public final class HolderProcess implements AutoCloseable {
     /** @return the holder's pid */
     public long pid() {
         return process.pid();
+    }
+
+    /** Waits for the holder to exit by itself. */
+    public int waitForExit() throws InterruptedException {
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            return -1;
+        }
+        return process.exitValue();
     }
 
     /** Kills the holder with SIGKILL, as a crash would, and waits for it to die. */

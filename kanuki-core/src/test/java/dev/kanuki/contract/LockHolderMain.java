@@ -11,7 +11,9 @@ import java.time.Duration;
  * it until its standard input closes (or it is killed), then releases it and prints
  * {@code RELEASED}.
  *
- * <p>Arguments: {@code URI NAME exclusive|shared|permit:N}.
+ * <p>Arguments: {@code URI NAME exclusive|shared|permit:N [exit]}. With {@code exit} it calls
+ * {@code System.exit(0)} right after printing {@code HELD}, without closing anything, so that
+ * only kanuki's shutdown hook can release the lock.
  */
 public final class LockHolderMain {
     private LockHolderMain() {
@@ -37,6 +39,9 @@ public final class LockHolderMain {
             try (LockHandle handle = lock.acquire(Duration.ofSeconds(60))) {
                 System.out.println("HELD " + handle.fencingToken());
                 System.out.flush();
+                if (args.length > 3 && args[3].equals("exit")) {
+                    System.exit(0);
+                }
                 InputStream in = System.in;
                 while (in.read() >= 0) {
                     // hold until the parent closes our stdin

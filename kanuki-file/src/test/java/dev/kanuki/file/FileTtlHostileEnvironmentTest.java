@@ -186,6 +186,20 @@ class FileTtlHostileEnvironmentTest {
     }
 
     @ParameterizedTest
+    @ValueSource(strings = {"mkdir", "queue"})
+    void shutdownHookReleasesLocksOfAnExitingJvm(String name) throws Exception {
+        Path dir = locks();
+        String uri = "file:" + dir + "?strategy=" + name;
+        HolderProcess holder = HolderProcess.start(uri, "board", "exclusive", tempDir.resolve("holder.err"), List.of("exit"));
+        assertEquals(0, holder.waitForExit());
+        try (LockProvider provider = LockProvider.open(uri)) {
+            // Released by the hook: gone, not merely stale (a stale entry would also be taken, later).
+            assertEquals(LockStatus.State.FREE, provider.status("board").state(), "System.exit left the lock behind");
+        }
+        holder.close();
+    }
+
+    @ParameterizedTest
     @ValueSource(strings = {"mkdir", "symlink", "create", "queue"})
     void stoppedHolderLosesItsLockWhenTheLeaseRunsOut(String name) throws Exception {
         Path dir = locks();
