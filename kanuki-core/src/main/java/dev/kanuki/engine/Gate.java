@@ -54,6 +54,28 @@ final class Gate {
         }
     }
 
+    /** Handles to hand out once the monitor is released; allocates only when there are some. */
+    private static final class Deliveries {
+        private List<Runnable> pending;
+
+        void add(Runnable delivery) {
+            if (pending == null) {
+                pending = new ArrayList<>(2);
+            }
+            pending.add(delivery);
+        }
+
+        boolean isEmpty() {
+            return pending == null;
+        }
+
+        void run() {
+            if (pending != null) {
+                pending.forEach(Runnable::run);
+            }
+        }
+    }
+
     // ---------------------------------------------------------------- entering
 
     /** What {@link #enter} decided. */
@@ -64,7 +86,7 @@ final class Gate {
      * run {@link #contendInline} or {@link #contendOnWorker}.
      */
     Entry enter(Waiter w) {
-        List<Runnable> deliveries = new ArrayList<>(0);
+        Deliveries deliveries = new Deliveries();
         Entry entry;
         synchronized (this) {
             if (retired) {
@@ -81,7 +103,7 @@ final class Gate {
                 entry = deliveries.isEmpty() ? Entry.QUEUED : Entry.SERVED;
             }
         }
-        deliveries.forEach(Runnable::run);
+        deliveries.run();
         return entry;
     }
 
@@ -89,7 +111,7 @@ final class Gate {
      * Picks the next waiter allowed to contend, serving shared waiters that can join a local
      * shared grant at once. Called with the monitor held.
      */
-    private Waiter nextContender(List<Runnable> deliveries) {
+    private Waiter nextContender(Deliveries deliveries) {
         while (!contending) {
             Waiter w = queue.peek();
             if (w == null) {
@@ -252,7 +274,7 @@ final class Gate {
      */
     private Waiter finish(Waiter w, Grant grant) {
         EngineHandle handle = null;
-        List<Runnable> deliveries = new ArrayList<>(0);
+        Deliveries deliveries = new Deliveries();
         Waiter next;
         synchronized (this) {
             contending = false;
@@ -266,7 +288,7 @@ final class Gate {
         } else {
             abandon(w);
         }
-        deliveries.forEach(Runnable::run);
+        deliveries.run();
         return next;
     }
 
@@ -336,7 +358,7 @@ final class Gate {
                         dev.kanuki.LockNames.printable(handle.name()), e);
             }
         }
-        List<Runnable> deliveries = new ArrayList<>(0);
+        Deliveries deliveries = new Deliveries();
         Waiter next;
         synchronized (this) {
             if (handle.shared != null) {
@@ -353,7 +375,7 @@ final class Gate {
                 retired = table.retireIfCrowded(this);
             }
         }
-        deliveries.forEach(Runnable::run);
+        deliveries.run();
         if (next != null) {
             contendOnWorker(next);
         }

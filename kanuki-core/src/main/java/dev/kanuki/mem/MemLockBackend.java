@@ -24,6 +24,7 @@ final class MemLockBackend implements LockBackend {
     private static final Capabilities CAPABILITIES = new Capabilities(LeaseKind.IN_PROCESS,
             false, true, true, true, false, false);
     private static final ConcurrentHashMap<String, Namespace> NAMESPACES = new ConcurrentHashMap<>();
+    private static final int KEEP_IDLE = 4096;
 
     private final String namespaceName;
     private final Namespace namespace;
@@ -151,8 +152,9 @@ final class MemLockBackend implements LockBackend {
                 case PERMIT -> entry.permitsTaken = Math.max(0, entry.permitsTaken - 1);
                 default -> throw new IllegalStateException();
             }
-            if (entry.idle()) {
-                // Tokens come from the namespace counter, so dropping an idle entry loses nothing.
+            if (entry.idle() && namespace.entries.size() > KEEP_IDLE) {
+                // Tokens come from the namespace counter, so dropping an idle entry loses nothing;
+                // idle entries are kept up to a bound so a hot name does not churn the map.
                 entry.removed = true;
                 namespace.entries.remove(g.key(), entry);
             }
