@@ -9,13 +9,19 @@ final class ExitCodes {
     static final int OK = 0;
     /** {@code torture} found lost updates, overlaps, fencing violations or failed workers. */
     static final int TORTURE_FAILED = 1;
-    /** Bad option, duration, lock name or backend URI. */
+    /** Bad option, duration, lock name or backend URI; {@code status} without names on a backend that cannot list. */
     static final int USAGE = 2;
-    /** The backend failed, or the torture workers could not be started. */
+    /**
+     * The backend failed, or cannot do what was asked ({@code break} on kernel locks: stop the
+     * holder instead), or the torture workers could not be started.
+     */
     static final int BACKEND = 3;
     /** A bug in kanuki; the stack trace is printed. */
     static final int INTERNAL = 70;
-    /** The lock is held by someone else (EX_TEMPFAIL); {@code run --conflict-exit-code} changes it. */
+    /**
+     * The lock is held by someone else (EX_TEMPFAIL): {@code run} could not take it
+     * ({@code --conflict-exit-code} changes the code), or {@code break} found it live without {@code --force}.
+     */
     static final int BUSY = 75;
     /** The command given to {@code run} could not be started. */
     static final int COMMAND_NOT_FOUND = 127;
@@ -23,12 +29,16 @@ final class ExitCodes {
     /** @return the codes and their meaning, for the "Exit codes" section of every help page */
     static Map<String, String> help() {
         Map<String, String> codes = new LinkedHashMap<>();
-        codes.put(Integer.toString(OK), "success; for run, the exit code of CMD (128+N when CMD died of signal N)");
+        codes.put(Integer.toString(OK), "success (break: also when there was nothing to break); for run, the exit "
+                + "code of CMD (128+N when CMD died of signal N)");
         codes.put(Integer.toString(TORTURE_FAILED), "torture found lost updates, overlaps or fencing violations");
-        codes.put(Integer.toString(USAGE), "usage error: bad option, duration, lock name or backend URI");
-        codes.put(Integer.toString(BACKEND), "backend error (the message says what to do)");
+        codes.put(Integer.toString(USAGE), "usage error: bad option, duration, lock name or backend URI; status "
+                + "without NAME on a backend that cannot list its locks");
+        codes.put(Integer.toString(BACKEND), "backend error, or the backend cannot do this (break on os locks: "
+                + "stop the holder); the message says what to do");
         codes.put(Integer.toString(INTERNAL), "internal error: a bug, reported with a stack trace");
-        codes.put(Integer.toString(BUSY), "the lock is busy (run; see --conflict-exit-code)");
+        codes.put(Integer.toString(BUSY), "the lock is busy (run; see --conflict-exit-code), or live "
+                + "(break without --force)");
         codes.put(Integer.toString(COMMAND_NOT_FOUND), "run could not start CMD");
         return codes;
     }

@@ -6,6 +6,7 @@ import java.util.Locale;
 /**
  * Writes one JSON object, field by field, with no dependency. Just enough for the CLI's
  * {@code --json} output: strings, numbers, booleans, null, string lists and nested objects.
+ * Control characters are escaped, so hostile lock names cannot reach a terminal raw.
  */
 final class Json {
     private final StringBuilder out = new StringBuilder("{");
@@ -33,6 +34,12 @@ final class Json {
 
     Json field(String key, long value) {
         key(key).out.append(value);
+        return this;
+    }
+
+    /** A number that may be absent: {@code null} in the output. */
+    Json nullableField(String key, Long value) {
+        key(key).out.append(value == null ? "null" : value.toString());
         return this;
     }
 
@@ -93,7 +100,9 @@ final class Json {
                 case '\r' -> b.append("\\r");
                 case '\t' -> b.append("\\t");
                 default -> {
-                    if (c < 0x20 || c == 0x7f || c == 0x2028 || c == 0x2029) {
+                    // C1 controls and bidi overrides too: a terminal showing the JSON may act on them.
+                    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x2028 || c == 0x2029
+                            || Character.getType(c) == Character.FORMAT) {
                         b.append(String.format("\\u%04x", (int) c));
                     } else {
                         b.append(c);

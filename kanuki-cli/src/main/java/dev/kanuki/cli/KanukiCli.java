@@ -26,11 +26,18 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = KanukiCli.Version.class,
         description = "Locks between processes and servers: run a command under a lock, "
-                + "inspect locks, torture-test a backend.",
-        subcommands = {RunCommand.class, StatusCommand.class, TortureCommand.class},
+                + "inspect and break locks, torture-test a backend.",
+        subcommands = {RunCommand.class, StatusCommand.class, BreakCommand.class, TortureCommand.class},
         footerHeading = "%n",
-        footer = "Backends: mem:, file:[DIR][?strategy=os] (default: file: in a per-user directory). "
-                + "Durations: 500ms, 5s, 2m, 1h or a number of seconds.")
+        footer = {
+            "Backends: mem:, file:[DIR][?strategy=os|mkdir|symlink|rename|create|queue] (default: file: in a "
+                    + "per-user directory, strategy os). Durations: 500ms, 5s, 2m, 1h or a number of seconds.",
+            "",
+            "Examples:",
+            "  kanuki run -n nightly -- ./backup.sh",
+            "  kanuki status -b 'file:/var/lock/app?strategy=mkdir'",
+            "  kanuki break -b 'file:/var/lock/app?strategy=mkdir' nightly",
+        })
 public final class KanukiCli implements Callable<Integer> {
 
     @Spec
@@ -64,9 +71,10 @@ public final class KanukiCli implements Callable<Integer> {
         // `kanuki run NAME cmd -x`: everything after NAME belongs to the command, as with flock(1).
         cli.getSubcommands().get("run").setStopAtPositional(true);
         for (CommandLine command : allCommands(cli)) {
-            command.getCommandSpec().usageMessage()
-                    .exitCodeListHeading("%nExit codes:%n")
-                    .exitCodeList(ExitCodes.help());
+            var usage = command.getCommandSpec().usageMessage();
+            if (usage.exitCodeList().isEmpty()) { // break lists its own outcomes
+                usage.exitCodeListHeading("%nExit codes:%n").exitCodeList(ExitCodes.help());
+            }
         }
         cli.setParameterExceptionHandler(KanukiCli::usageError);
         cli.setExecutionExceptionHandler((e, cmd, parseResult) -> failure(e, cmd));
@@ -84,7 +92,7 @@ public final class KanukiCli implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
-        err.println("kanuki: missing command; one of: run, status, torture");
+        err.println("kanuki: missing command; one of: run, status, break, torture");
         spec.commandLine().usage(err);
         err.flush();
         return ExitCodes.USAGE;
@@ -120,9 +128,10 @@ public final class KanukiCli implements Callable<Integer> {
         return ExitCodes.INTERNAL;
     }
 
+    /** Prints {@code kanuki: message}; control characters in it (from a name or a record) are escaped. */
     static void printError(CommandLine cmd, String message) {
         PrintWriter err = cmd.getErr();
-        err.println("kanuki: " + message);
+        err.println("kanuki: " + Display.escapeControls(message));
         err.flush();
     }
 

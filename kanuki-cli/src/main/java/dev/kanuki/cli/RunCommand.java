@@ -89,7 +89,7 @@ final class RunCommand implements Callable<Integer> {
             try {
                 handle = lock.acquire(timeout);
             } catch (LockTimeoutException e) {
-                err.println(busyMessage(provider, e));
+                err.println(Display.escapeControls(busyMessage(provider, e))); // the holder's host is read from a file
                 err.flush();
                 return conflictExitCode;
             }

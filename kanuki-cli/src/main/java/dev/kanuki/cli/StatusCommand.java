@@ -1,16 +1,14 @@
 package dev.kanuki.cli;
 
-import dev.kanuki.Durations;
 import dev.kanuki.LockNames;
 import dev.kanuki.LockProvider;
 import dev.kanuki.LockStatus;
 import dev.kanuki.OwnerInfo;
 import java.io.PrintWriter;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -18,11 +16,32 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code kanuki status}: who holds each named lock, without taking it. */
+/**
+ * {@code kanuki status}: who holds each named lock, or every lock the backend can list, without
+ * taking any. Names and hosts are escaped before they reach the terminal: they come from files
+ * anyone with access to the lock directory may have written.
+ */
 @Command(name = "status",
         mixinStandardHelpOptions = true,
-        description = "Show whether each lock NAME is held, by whom, and its last fencing token.")
+        description = {
+            "Show who holds each lock NAME, without taking it; with no NAME, every lock the backend can "
+                    + "list (held, stale, and for the os strategy also free ones).",
+            "Columns: NAME, STATE (held, shared, stale, free, unknown), STRATEGY, OWNER (pid@host), "
+                    + "AGE (since it was acquired), LEASE LEFT (\"session\" when the lock lasts as long as "
+                    + "its holder's process; \"expired 3s ago\" when run out), TOKEN (last fencing token). "
+                    + "A stale lock's holder is gone or its lease ran out: the next acquirer, or kanuki break, "
+                    + "removes it.",
+        },
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  kanuki status -b 'file:/var/lock/app?strategy=mkdir'",
+            "  kanuki status -b file:/var/lock/app --json nightly deploy",
+            "Without NAME, a backend that cannot list its locks (mem:) exits with 2; name the locks instead.",
+        })
 final class StatusCommand implements Callable<Integer> {
+    private static final String NONE = "-";
+    private static final List<String> HEADERS = List.of("NAME", "STATE", "STRATEGY", "OWNER", "AGE", "LEASE LEFT",
+            "TOKEN");
 
     @Spec
     CommandSpec spec;
@@ -31,91 +50,115 @@ final class StatusCommand implements Callable<Integer> {
             description = "The lock backend (default: ${DEFAULT-VALUE}).")
     String backend = LockProvider.DEFAULT_URI;
 
-    @Option(names = "--json", description = "Print a JSON array, one object per lock.")
+    @Option(names = "--json", description = "Print a JSON array, one object per lock: the columns' text "
+            + "plus raw values (epoch milliseconds, milliseconds, numbers; null when absent).")
     boolean json;
 
-    @Parameters(paramLabel = "NAME", arity = "1..*", description = "The locks to show.")
+    @Parameters(paramLabel = "NAME", arity = "0..*", description = "The locks to show (default: all listed).")
     List<String> names = new ArrayList<>();
+
+    /** One lock as shown: the column values, computed once for the table and for JSON. */
+    record Row(String name, LockStatus.State state, String strategy, OwnerInfo owner, Long ageMillis,
+               Long leaseLeftMillis, long token) {
+
+        static Row of(LockStatus status, String strategy, Instant now) {
+            // A free lock has no holder; the last one some backends remember is not shown.
+            OwnerInfo owner = status.state() == LockStatus.State.FREE ? null : status.owner().orElse(null);
+            Long age = owner == null ? null : now.toEpochMilli() - owner.acquiredAt().toEpochMilli();
+            Long left = owner == null ? null : Display.leaseLeftMillis(owner, now);
+            return new Row(status.name(), status.state(), strategy, owner, age, left, status.lastFencingToken());
+        }
+
+        List<String> cells() {
+            return List.of(
+                    Display.safe(name),
+                    Display.state(state),
+                    strategy,
+                    owner == null ? NONE : Display.owner(owner),
+                    ageMillis == null ? NONE : Display.duration(ageMillis),
+                    owner == null ? NONE : Display.leaseLeft(leaseLeftMillis),
+                    token < 0 ? NONE : Long.toString(token));
+        }
+
+        Json toJson() {
+            return new Json()
+                    .field("name", name)
+                    .field("state", Display.state(state))
+                    .field("strategy", strategy)
+                    .field("owner", owner == null ? null : owner.pid() + "@" + owner.host())
+                    .field("host", owner == null ? null : owner.host())
+                    .nullableField("pid", owner == null ? null : owner.pid())
+                    .field("ownerId", owner == null ? null : owner.id())
+                    .field("age", ageMillis == null ? null : Display.duration(ageMillis))
+                    .nullableField("ageMillis", ageMillis)
+                    .nullableField("acquiredAt", owner == null ? null : owner.acquiredAt().toEpochMilli())
+                    .field("leaseLeft", owner == null ? null : Display.leaseLeft(leaseLeftMillis))
+                    .nullableField("leaseLeftMillis", leaseLeftMillis)
+                    .nullableField("leaseUntil", owner == null || owner.leaseUntil() == null ? null
+                            : owner.leaseUntil().toEpochMilli())
+                    .nullableField("token", token < 0 ? null : token);
+        }
+    }
 
     @Override
     public Integer call() {
         names.forEach(LockNames::validate);
         List<LockStatus> statuses = new ArrayList<>();
+        String strategy;
         try (LockProvider provider = LockProvider.open(backend)) {
-            for (String name : names) {
-                statuses.add(provider.status(name));
+            strategy = Display.strategy(provider.uri());
+            if (names.isEmpty()) {
+                try {
+                    statuses.addAll(provider.list());
+                } catch (UnsupportedOperationException e) {
+                    KanukiCli.printError(spec.commandLine(), provider.uri() + " cannot list its locks; name them: "
+                            + "kanuki status -b " + provider.uri() + " NAME...");
+                    return ExitCodes.USAGE;
+                }
+                statuses.sort(Comparator.comparing(LockStatus::name));
+            } else {
+                for (String name : names) {
+                    statuses.add(provider.status(name));
+                }
             }
+        }
+        Instant now = Instant.now();
+        List<Row> rows = new ArrayList<>();
+        for (LockStatus status : statuses) {
+            rows.add(Row.of(status, strategy, now));
         }
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
-            List<Json> objects = new ArrayList<>();
-            for (LockStatus status : statuses) {
-                objects.add(toJson(status));
-            }
-            out.println(Json.array(objects));
+            out.println(Json.array(rows.stream().map(Row::toJson).toList()));
+        } else if (rows.isEmpty()) {
+            out.println("no locks");
         } else {
-            for (LockStatus status : statuses) {
-                print(out, status);
-            }
+            printTable(out, rows);
         }
         out.flush();
         return ExitCodes.OK;
     }
 
-    private static void print(PrintWriter out, LockStatus status) {
-        out.println(LockNames.printable(status.name()) + ": " + stateText(status.state()));
-        status.owner().ifPresent(owner -> {
-            boolean free = status.state() == LockStatus.State.FREE;
-            out.println("  " + (free ? "last owner: " : "owner: ") + owner.describe());
-            if (!free) {
-                out.println("  lease: " + leaseText(owner));
+    private static void printTable(PrintWriter out, List<Row> rows) {
+        List<List<String>> lines = new ArrayList<>();
+        lines.add(HEADERS);
+        rows.forEach(row -> lines.add(row.cells()));
+        int[] widths = new int[HEADERS.size()];
+        for (List<String> line : lines) {
+            for (int i = 0; i < widths.length; i++) {
+                widths[i] = Math.max(widths[i], line.get(i).codePointCount(0, line.get(i).length()));
             }
-        });
-        out.println("  last fencing token: "
-                + (status.lastFencingToken() < 0 ? "unknown" : Long.toString(status.lastFencingToken())));
-    }
-
-    /** By name, so that a state added to LockStatus later still prints (as its name). */
-    private static String stateText(LockStatus.State state) {
-        switch (state.name()) {
-            case "FREE":
-                return "free";
-            case "HELD":
-                return "held";
-            case "HELD_SHARED":
-                return "held (shared)";
-            case "STALE":
-                return "stale (its holder is gone; the next acquirer removes it)";
-            case "UNKNOWN":
-                return "unknown (this backend cannot tell without taking the lock)";
-            default:
-                return state.name().toLowerCase(Locale.ROOT);
         }
-    }
-
-    private static String leaseText(OwnerInfo owner) {
-        if (owner.leaseUntil() == null) {
-            return "until the holder's process or connection ends";
+        for (List<String> line : lines) {
+            StringBuilder b = new StringBuilder();
+            for (int i = 0; i < widths.length; i++) {
+                String cell = line.get(i);
+                b.append(cell);
+                if (i < widths.length - 1) {
+                    b.append(" ".repeat(widths[i] - cell.codePointCount(0, cell.length()) + 2));
+                }
+            }
+            out.println(b.toString().stripTrailing());
         }
-        Duration left = Duration.between(Instant.now(), owner.leaseUntil());
-        if (left.isNegative()) {
-            return "expired " + Durations.format(Duration.ofMillis(left.negated().toMillis())) + " ago (stale)";
-        }
-        return Durations.format(Duration.ofMillis(left.toMillis())) + " left, until " + owner.leaseUntil();
-    }
-
-    private static Json toJson(LockStatus status) {
-        Json owner = status.owner().map(o -> new Json()
-                .field("host", o.host())
-                .field("pid", o.pid())
-                .field("id", o.id())
-                .field("acquiredAt", o.acquiredAt().toString())
-                .field("leaseUntil", o.leaseUntil() == null ? null : o.leaseUntil().toString()))
-                .orElse(null);
-        return new Json()
-                .field("name", status.name())
-                .field("state", status.state().name())
-                .field("owner", owner)
-                .field("lastFencingToken", status.lastFencingToken());
     }
 }
