@@ -57,8 +57,20 @@ public final class LockNames {
     }
 
     /**
-     * A form of the name that is safe to print in a message or a terminal: control characters
-     * are escaped and long names are cut to 80 characters with an ellipsis.
+     * @param c a character
+     * @return true for characters a terminal may act on rather than show: C1 controls (CSI),
+     *     format characters (bidi overrides), line and paragraph separators
+     */
+    static boolean isInvisible(char c) {
+        int type = Character.getType(c);
+        return type == Character.CONTROL || type == Character.FORMAT
+                || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR;
+    }
+
+    /**
+     * A form of the name that is safe to print in a message or a terminal: control, format and
+     * separator characters are escaped ({@code \x1b}, {@code \u202e}) and long names are cut
+     * to 80 characters with an ellipsis.
      *
      * @param name any string, possibly hostile
      * @return a short, printable rendering of it
@@ -73,6 +85,8 @@ public final class LockNames {
             char c = name.charAt(i);
             if (c < 0x20 || c == 0x7f) {
                 out.append(String.format("\\x%02x", (int) c));
+            } else if (isInvisible(c)) {
+                out.append(String.format("\\u%04x", (int) c));
             } else {
                 out.append(c);
             }

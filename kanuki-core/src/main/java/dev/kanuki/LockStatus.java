@@ -6,7 +6,8 @@ import java.util.Optional;
  * What a backend can tell about a lock without taking it.
  *
  * @param name the lock's name
- * @param state free, held, or unknown when the backend cannot tell
+ * @param state free, held (exclusively or shared), stale (owner gone or lease run out), or
+ *     unknown when the backend cannot tell
  * @param owner the holder (or last holder, when free) if the backend records owners
  * @param lastFencingToken the last fencing token issued for the name, or -1 when unknown
  */

@@ -17,11 +17,22 @@ import java.util.Optional;
  */
 public record OwnerInfo(String host, long pid, String id, Instant acquiredAt, Instant leaseUntil) {
 
-    /** Checks that the required fields are present. */
+    /**
+     * Checks that the required fields are present and that the host name is printable (owner
+     * records are read from places others can write; a host name must not smuggle terminal
+     * escapes into messages).
+     *
+     * @throws IllegalArgumentException when the host name has control or format characters
+     */
     public OwnerInfo {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(acquiredAt, "acquiredAt");
+        for (int i = 0; i < host.length(); i++) {
+            if (host.charAt(i) < 0x20 || host.charAt(i) == 0x7f || LockNames.isInvisible(host.charAt(i))) {
+                throw new IllegalArgumentException("host name '" + LockNames.printable(host) + "' has control characters");
+            }
+        }
     }
 
     /** @return the lease end, or empty for a session lease */

@@ -201,14 +201,15 @@ class StatusAndBreakTest {
         Cli.Result listed = Cli.run(dir, "status", "-b", backend);
         Cli.Result refused = Cli.run(dir, "break", "-b", backend, "planted");
         Cli.Result busy = Cli.run(dir, "run", "-b", backend, "-n", "planted", "--", "true");
-        assertRow(listed.out().lines().toList().get(1), "planted", "held", "create",
-                Pattern.quote("4242@evil\\x1b]0;pwned\\x07\\x1b[31m\\u009b2J"), "\\d+(ms|s)", "\\d+m\\d+s", "\\d+");
+        // A host name with control characters makes the record unreadable: shown as such, never raw.
+        String row = listed.out().lines().toList().get(1);
+        assertTrue(row.startsWith("<unreadable entry " + stem + ".lck") && row.contains(" unknown "), row);
         assertEquals(75, refused.exitCode(), refused::err);
+        assertTrue(refused.err().contains("unreadable record"), refused::err);
         assertEquals(75, busy.exitCode(), busy::err);
         for (Cli.Result r : List.of(listed, refused, busy)) {
             String all = r.out() + r.err();
             assertFalse(all.chars().anyMatch(c -> c < 0x20 && c != '\n' || c >= 0x7f && c <= 0x9f), all);
-            assertTrue(all.contains("evil\\x1b]0;pwned\\x07\\x1b[31m\\u009b2J"), all);
         }
     }
 

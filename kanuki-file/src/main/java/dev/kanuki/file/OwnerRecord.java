@@ -132,9 +132,13 @@ record OwnerRecord(long token, OwnerInfo owner) {
             return corrupted("field out of range");
         }
         String host = new String(a, base + 58, hostLength, StandardCharsets.UTF_8);
-        OwnerInfo owner = new OwnerInfo(host, pid, id, Instant.ofEpochMilli(acquired),
-                lease < 0 ? null : Instant.ofEpochMilli(lease));
-        return new Read(Kind.VALID, new OwnerRecord(token, owner), null);
+        try {
+            OwnerInfo owner = new OwnerInfo(host, pid, id, Instant.ofEpochMilli(acquired),
+                    lease < 0 ? null : Instant.ofEpochMilli(lease));
+            return new Read(Kind.VALID, new OwnerRecord(token, owner), null);
+        } catch (IllegalArgumentException e) {
+            return corrupted(e.getMessage());
+        }
     }
 
     private static Read corrupted(String why) {

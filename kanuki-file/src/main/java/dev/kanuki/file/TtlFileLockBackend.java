@@ -145,7 +145,11 @@ final class TtlFileLockBackend implements LockBackend {
                             + "; kanuki never follows or deletes such entries",
                             "if you did not create it, inspect it and remove it by hand", null);
                 default:
-                    if (!isStale(seen, leaseMillis) || !breakStale(stem, entry, seen, leaseMillis, false)) {
+                    if (!isStale(seen, leaseMillis)) {
+                        return Optional.empty();
+                    }
+                    BreakResult broken = breakStale(stem, entry, seen, leaseMillis, false);
+                    if (broken == BreakResult.CHANGED || broken == BreakResult.BUSY) {
                         return Optional.empty();
                     }
             }
@@ -163,28 +167,40 @@ final class TtlFileLockBackend implements LockBackend {
         };
     }
 
+    /** What {@link #breakStale} did. */
+    enum BreakResult {
+        /** The stale entry was removed. */
+        REMOVED,
+        /** It was already gone (released, or another breaker removed it). */
+        ALREADY_GONE,
+        /** It changed hands since the first look: a new owner, nothing removed. */
+        CHANGED,
+        /** Another breaker is at work; nothing was done. */
+        BUSY
+    }
+
     /**
-     * Breaks a stale entry under the breaker lock.
+     * Breaks a stale entry under the breaker lock: reads it again and removes it only if it is
+     * still the entry first seen, and still stale (or {@code force}).
      *
      * @param force remove it even if it is live (only {@code kanuki break --force})
-     * @return true when the entry is gone
      */
-    boolean breakStale(String stem, Path entry, Observed seen, long graceMillis, boolean force) throws IOException {
+    BreakResult breakStale(String stem, Path entry, Observed seen, long graceMillis, boolean force) throws IOException {
         try (BreakerLock breaker = BreakerLock.tryTake(directory, stem)) {
             if (breaker == null) {
-                return false;
+                return BreakResult.BUSY;
             }
             Observed again = strategy.read(entry);
             if (again.state() == Observed.State.ABSENT) {
-                return true;
+                return BreakResult.ALREADY_GONE;
             }
             if (!sameEntry(seen, again) || !(force || isStale(again, graceMillis))) {
-                return false; // someone released it and another took it since our first look
+                return BreakResult.CHANGED; // released and taken again since our first look
             }
             log.info("breaking {} lock {} of {}", force ? "live" : "stale", entry,
                     again.record() == null ? "unknown owner (" + again.problem() + ")" : again.record().owner().describe());
             strategy.remove(entry);
-            return true;
+            return BreakResult.REMOVED;
         }
     }
 
@@ -195,17 +211,33 @@ final class TtlFileLockBackend implements LockBackend {
         return first.record() == null || first.record().id().equals(second.record().id());
     }
 
+    /**
+     * Renews under the breaker lock, so that the check "still mine" and the rewrite cannot be
+     * split by a breaker removing the entry and a new holder creating one in between.
+     */
     @Override
     public boolean renew(Grant grant, Duration lease) {
         TtlGrant g = (TtlGrant) grant;
         try {
-            if (!isMine(g)) {
-                return false;
+            for (int round = 0; round < 20; round++) {
+                try (BreakerLock breaker = BreakerLock.tryTake(directory, g.stem)) {
+                    if (breaker != null) {
+                        if (!isMine(g)) {
+                            return false;
+                        }
+                        TtlRecord renewed = g.record.withLeaseUntil(System.currentTimeMillis() + lease.toMillis());
+                        strategy.rewrite(g.entry, renewed);
+                        g.record = renewed;
+                        return true;
+                    }
+                }
+                Thread.sleep(10);
             }
-            TtlRecord renewed = g.record.withLeaseUntil(System.currentTimeMillis() + lease.toMillis());
-            strategy.rewrite(g.entry, renewed);
-            g.record = renewed;
-            return true;
+            throw new LockBackendException("could not renew " + g.entry + ": another process holds its breaker lock",
+                    "the watchdog retries before the lease runs out", null);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("interrupted while renewing " + g.entry, "", e);
         } catch (IOException e) {
             throw LockFile.failure("cannot renew the lease of " + g.entry, e);
         }
@@ -274,11 +306,18 @@ final class TtlFileLockBackend implements LockBackend {
         String suffix = strategy.entry(directory, "x").getFileName().toString().substring(1);
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory, "*" + suffix)) {
             for (Path entry : entries) {
+                String file = entry.getFileName().toString();
+                String stem = file.substring(0, file.length() - suffix.length());
                 Observed seen = strategy.read(entry);
                 if (seen.state() == Observed.State.VALID) {
                     String name = seen.record().lockName();
-                    String stem = entry.getFileName().toString();
-                    found.add(statusOf(name, stem.substring(0, stem.length() - suffix.length()), seen));
+                    if (stem(name, "L").equals(stem)) { // semaphore permits are listed by name only
+                        found.add(statusOf(name, stem, seen));
+                    }
+                } else if (seen.state() != Observed.State.ABSENT) {
+                    // An entry that blocks a lock but names none: show it, so `status` explains `busy`.
+                    found.add(new LockStatus("<unreadable entry " + file + ": " + seen.problem() + ">",
+                            LockStatus.State.UNKNOWN, Optional.empty(), -1));
                 }
             }
         } catch (IOException e) {
@@ -291,21 +330,48 @@ final class TtlFileLockBackend implements LockBackend {
     public LockStatus breakLock(String name, boolean force) {
         String stem = stem(name, "L");
         Path entry = strategy.entry(directory, stem);
+        long giveUpAt = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
         try {
-            Observed seen = strategy.read(entry);
-            LockStatus before = statusOf(name, stem, seen);
-            if (seen.state() == Observed.State.ABSENT || seen.state() == Observed.State.FOREIGN) {
-                return before;
+            while (true) {
+                Observed seen = strategy.read(entry);
+                LockStatus before = statusOf(name, stem, seen);
+                switch (seen.state()) {
+                    case ABSENT:
+                        return before;
+                    case FOREIGN:
+                        throw new LockBackendException("lock entry " + entry + " is " + seen.problem()
+                                + "; kanuki never follows or deletes such entries",
+                                "if you did not create it, inspect it and remove it by hand", null);
+                    default:
+                        break;
+                }
+                long grace = Duration.ofSeconds(30).toMillis();
+                if (!force && !isStale(seen, grace)) {
+                    throw new IllegalStateException(seen.state() == Observed.State.VALID
+                            ? "lock '" + LockNames.printable(name) + "' is live ("
+                                    + before.owner().map(OwnerInfo::describe).orElse("owner unknown")
+                                    + "); use --force to break it anyway"
+                            : "lock '" + LockNames.printable(name) + "' has an unreadable record (" + seen.problem()
+                                    + "): damaged, or still being written; it can be broken without --force once"
+                                    + " it has not changed for 30s");
+                }
+                switch (breakStale(stem, entry, seen, 0, force)) {
+                    case REMOVED:
+                        return before;
+                    case ALREADY_GONE:
+                        return new LockStatus(name, LockStatus.State.FREE, Optional.empty(), before.lastFencingToken());
+                    default:
+                        // BUSY (another breaker at work) or CHANGED (a new owner): look again
+                        if (System.nanoTime() > giveUpAt) {
+                            throw new IllegalStateException("lock '" + LockNames.printable(name)
+                                    + "' kept changing hands or another breaker held it for 5s; look again");
+                        }
+                        Thread.sleep(20);
+                }
             }
-            if (!force && !isStale(seen, Duration.ofSeconds(30).toMillis())) {
-                throw new IllegalStateException("lock '" + LockNames.printable(name) + "' is live ("
-                        + before.owner().map(OwnerInfo::describe).orElse("owner unknown") + "); use --force to break it anyway");
-            }
-            if (!breakStale(stem, entry, seen, 0, force)) {
-                throw new IllegalStateException("lock '" + LockNames.printable(name)
-                        + "' changed hands while breaking it, or another breaker is at work; look again");
-            }
-            return before;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while breaking lock '" + LockNames.printable(name) + "'", e);
         } catch (IOException e) {
             throw LockFile.failure("cannot break lock '" + LockNames.printable(name) + "' in " + directory, e);
         }

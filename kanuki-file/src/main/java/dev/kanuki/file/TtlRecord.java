@@ -66,8 +66,10 @@ record TtlRecord(String id, long pid, long acquiredMillis, long leaseUntilMillis
             return corrupted("wrong number of fields");
         }
         try {
-            return new Read(Kind.VALID, new TtlRecord(f[1], Long.parseLong(f[2]), Long.parseLong(f[3]),
-                    Long.parseLong(f[4]), f[5], URLDecoder.decode(f[6], StandardCharsets.UTF_8)), null);
+            TtlRecord record = new TtlRecord(f[1], Long.parseLong(f[2]), Long.parseLong(f[3]),
+                    Long.parseLong(f[4]), f[5], URLDecoder.decode(f[6], StandardCharsets.UTF_8));
+            record.owner(); // validates the host name
+            return new Read(Kind.VALID, record, null);
         } catch (RuntimeException e) {
             return corrupted("unreadable field: " + e.getMessage());
         }
