@@ -1,5 +1,6 @@
 package dev.kanuki.file;
 
+import dev.kanuki.spi.SafeNames;
 import dev.kanuki.Capabilities;
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockBackendException;
@@ -80,12 +81,12 @@ final class OsLockBackend implements LockBackend {
     }
 
     private LockFile lockFile(String name) {
-        return files.get("L\u0000" + name, name, () -> LockFileNames.stem(name, "L") + ".lock");
+        return files.get("L\u0000" + name, name, () -> SafeNames.stem(name, "L") + ".lock");
     }
 
     private LockFile permitFile(String name, int slot) {
         return files.get("S\u0000" + slot + "\u0000" + name, name,
-                () -> LockFileNames.stem(name, "S") + ".permit" + slot + ".lock");
+                () -> SafeNames.stem(name, "S") + ".permit" + slot + ".lock");
     }
 
     @Override

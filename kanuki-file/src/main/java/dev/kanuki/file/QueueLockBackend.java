@@ -1,5 +1,6 @@
 package dev.kanuki.file;
 
+import dev.kanuki.spi.SafeNames;
 import dev.kanuki.Capabilities;
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockBackendException;
@@ -75,7 +76,7 @@ final class QueueLockBackend implements LockBackend {
     }
 
     private String stem(String name) {
-        return stems.computeIfAbsent(name, n -> LockFileNames.stem(n, "L"));
+        return stems.computeIfAbsent(name, n -> SafeNames.stem(n, "L"));
     }
 
     private Path queue(String stem) {

@@ -1,5 +1,6 @@
 package dev.kanuki.file;
 
+import dev.kanuki.spi.SafeNames;
 import dev.kanuki.Capabilities;
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockBackendException;
@@ -92,7 +93,7 @@ final class TtlFileLockBackend implements LockBackend {
         String key = namespace + "\u0000" + name;
         String stem = stems.get(key);
         if (stem == null) {
-            stem = LockFileNames.stem(name, namespace);
+            stem = SafeNames.stem(name, namespace);
             if (stems.size() < 10_000) {
                 stems.put(key, stem);
             }

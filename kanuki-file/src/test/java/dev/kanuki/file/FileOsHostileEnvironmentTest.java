@@ -1,5 +1,6 @@
 package dev.kanuki.file;
 
+import dev.kanuki.spi.SafeNames;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -45,7 +46,7 @@ class FileOsHostileEnvironmentTest {
     }
 
     private Path lockFileOf(String name) {
-        return locks.resolve(LockFileNames.stem(name, "L") + ".lock");
+        return locks.resolve(SafeNames.stem(name, "L") + ".lock");
     }
 
     @Test

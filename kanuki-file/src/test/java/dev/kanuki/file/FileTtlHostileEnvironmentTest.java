@@ -1,5 +1,6 @@
 package dev.kanuki.file;
 
+import dev.kanuki.spi.SafeNames;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -63,7 +64,7 @@ class FileTtlHostileEnvironmentTest {
     void plantedSymlinkIsNeitherFollowedNorDeleted(String name) throws Exception {
         Path dir = locks();
         EntryStrategy strategy = strategy(name);
-        Path entry = strategy.entry(dir, LockFileNames.stem("board", "L"));
+        Path entry = strategy.entry(dir, SafeNames.stem("board", "L"));
         Path victim = Files.writeString(tempDir.resolve("victim.txt"), "precious");
         Files.createSymbolicLink(entry, victim);
         try (LockProvider provider = LockProvider.open("file:" + dir + "?strategy=" + name)) {
@@ -78,7 +79,7 @@ class FileTtlHostileEnvironmentTest {
     @ValueSource(strings = {"symlink", "queue"})
     void plantedRegularFileOrLinkIsNotDeleted(String name) throws Exception {
         Path dir = locks();
-        String stem = LockFileNames.stem("board", "L");
+        String stem = SafeNames.stem("board", "L");
         Path entry = name.equals("queue") ? dir.resolve(stem + ".queue") : new SymlinkStrategy().entry(dir, stem);
         Path victim = Files.writeString(tempDir.resolve("victim.txt"), "precious");
         if (name.equals("queue")) {
@@ -98,7 +99,7 @@ class FileTtlHostileEnvironmentTest {
     void corruptedRecordIsReportedThenBrokenOnceOld(String name) throws Exception {
         Path dir = locks();
         EntryStrategy strategy = strategy(name);
-        Path entry = strategy.entry(dir, LockFileNames.stem("board", "L"));
+        Path entry = strategy.entry(dir, SafeNames.stem("board", "L"));
         switch (name) {
             case "mkdir" -> Files.writeString(Files.createDirectory(entry).resolve("owner"), "garbage\u0000\u00ff");
             case "symlink" -> Files.createSymbolicLink(entry, Path.of("K1 garbage 12 34"));

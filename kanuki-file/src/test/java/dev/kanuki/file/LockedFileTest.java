@@ -1,5 +1,6 @@
 package dev.kanuki.file;
 
+import dev.kanuki.spi.SafeNames;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -41,7 +42,7 @@ class LockedFileTest {
 
     @Test
     void aHolderThatLostItsLockWritesNothing() throws Exception {
-        Path lockFile = tempDir.resolve("locks").resolve(LockFileNames.stem("board", "L") + ".lock");
+        Path lockFile = tempDir.resolve("locks").resolve(SafeNames.stem("board", "L") + ".lock");
         assertThrows(LockLostException.class, () -> file.updateText(Duration.ofSeconds(1), text -> {
             try {
                 Files.delete(lockFile); // someone breaks the lock while we work

@@ -1,5 +1,6 @@
-package dev.kanuki.file;
+package dev.kanuki.spi;
 
+import dev.kanuki.spi.SafeNames;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,11 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-class LockFileNamesTest {
+class SafeNamesTest {
     @Test
     void namesBecomeSafeFlatFileNames() {
         for (String name : List.of("../../etc/passwd", "/abs", ".hidden", "..", "a/b", "x".repeat(1024), "名前", "\n")) {
-            String stem = LockFileNames.stem(name, "L");
+            String stem = SafeNames.stem(name, "L");
             assertFalse(stem.contains("/") || stem.contains("\\") || stem.startsWith("."), stem);
             assertTrue(stem.matches("[A-Za-z0-9_-][A-Za-z0-9._-]*"), stem);
             assertTrue(stem.length() <= 40 + 1 + 32, stem);
@@ -20,8 +21,8 @@ class LockFileNamesTest {
 
     @Test
     void namesThatLookAlikeGetDifferentFiles() {
-        assertNotEquals(LockFileNames.stem("a/b", "L"), LockFileNames.stem("a_b", "L"));
-        assertNotEquals(LockFileNames.stem("x", "L"), LockFileNames.stem("x", "S"));
-        assertNotEquals(LockFileNames.stem("x".repeat(41), "L"), LockFileNames.stem("x".repeat(42), "L"));
+        assertNotEquals(SafeNames.stem("a/b", "L"), SafeNames.stem("a_b", "L"));
+        assertNotEquals(SafeNames.stem("x", "L"), SafeNames.stem("x", "S"));
+        assertNotEquals(SafeNames.stem("x".repeat(41), "L"), SafeNames.stem("x".repeat(42), "L"));
     }
 }

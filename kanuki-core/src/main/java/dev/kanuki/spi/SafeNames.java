@@ -1,4 +1,4 @@
-package dev.kanuki.file;
+package dev.kanuki.spi;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -6,24 +6,25 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
- * Maps lock names to file names that are safe on every file system: a readable prefix of the
+ * Maps lock names to keys that are safe as file names (and database identifiers) everywhere: a readable prefix of the
  * name (letters, digits, {@code . _ -} only, at most 40 characters, never starting with a dot)
  * plus 128 bits of the name's SHA-256. No name can produce a path separator, {@code ..}, a
  * hidden file or a name too long for the file system, and two names that differ only in
  * characters the prefix drops still get different files.
  */
-final class LockFileNames {
+public final class SafeNames {
     private static final int PREFIX_LENGTH = 40;
 
-    private LockFileNames() {
+    private SafeNames() {
     }
 
     /**
      * @param name a validated lock name
-     * @param namespace {@code "L"} for locks, {@code "S"} for semaphores
-     * @return e.g. {@code reports_2026.3f2a...9c} (no extension)
+     * @param namespace separates kinds of keys for the same name, e.g. {@code "L"} for locks and
+     *     {@code "S"} for semaphores
+     * @return e.g. {@code reports_2026.3f2a...9c} (no extension), at most 73 characters
      */
-    static String stem(String name, String namespace) {
+    public static String stem(String name, String namespace) {
         StringBuilder prefix = new StringBuilder(PREFIX_LENGTH);
         for (int i = 0; i < name.length() && prefix.length() < PREFIX_LENGTH; i++) {
             char c = name.charAt(i);
@@ -34,7 +35,11 @@ final class LockFileNames {
         return prefix + "." + hash(namespace + "\u0000" + name);
     }
 
-    private static String hash(String text) {
+    /**
+     * @param text any text
+     * @return the first 128 bits of its UTF-8 SHA-256, as 32 hex digits
+     */
+    public static String hash(String text) {
         try {
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
             byte[] digest = sha.digest(text.getBytes(StandardCharsets.UTF_8));
