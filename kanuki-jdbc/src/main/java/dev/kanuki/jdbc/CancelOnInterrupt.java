@@ -1,0 +1,129 @@
+package dev.kanuki.jdbc;
+
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Makes a statement that blocks in the server ({@code pg_advisory_lock}, {@code GET_LOCK})
+ * cancellable by {@link Thread#interrupt()}, which is how the engine cancels a wait.
+ *
+ * <p>JDBC drivers read from plain sockets, which ignore interrupts. So one daemon thread looks,
+ * every {@value #CHECK_MILLIS} ms and only while some statement is blocked, at the interrupt
+ * flags of the blocked threads, and cancels the statement of an interrupted one through the
+ * driver ({@code Statement.cancel()}: a cancel request for PostgreSQL, {@code KILL QUERY} for
+ * MySQL). It also cancels statements whose own deadline passed, for servers that can only time
+ * out in whole seconds. This looks at flags in memory, not at the database: waiting itself is
+ * still woken by the server.
+ *
+ * <p>The blocked thread decides what happened from {@link Watch#cancelled()}; a session whose
+ * statement was cancelled is never reused, because a late cancel request could hit its next
+ * statement.
+ */
+final class CancelOnInterrupt {
+    private static final Logger log = LoggerFactory.getLogger(CancelOnInterrupt.class);
+    static final long CHECK_MILLIS = 10;
+    private static final Set<Watch> WATCHED = ConcurrentHashMap.newKeySet();
+    private static volatile Thread watcher;
+
+    private CancelOnInterrupt() {
+    }
+
+    /** One blocked statement being watched. */
+    static final class Watch implements AutoCloseable {
+        private final Thread thread = Thread.currentThread();
+        private final Statement statement;
+        private final long deadlineNanos;
+        private volatile boolean cancelled;
+        private volatile boolean deadlinePassed;
+        private boolean closed;
+
+        private Watch(Statement statement, long deadlineNanos) {
+            this.statement = statement;
+            this.deadlineNanos = deadlineNanos;
+        }
+
+        /** @return true when the statement was cancelled (for an interrupt or the deadline) */
+        boolean cancelled() {
+            return cancelled;
+        }
+
+        /** @return true when it was cancelled because its deadline passed, not for an interrupt */
+        boolean deadlinePassed() {
+            return deadlinePassed;
+        }
+
+        /** Runs on the watcher thread; synchronized with {@link #close()}, so no cancel is sent after it. */
+        private synchronized void check(long now) {
+            if (closed || cancelled) {
+                return;
+            }
+            boolean interrupted = thread.isInterrupted();
+            boolean late = deadlineNanos != Long.MAX_VALUE && now - deadlineNanos > 0;
+            if (interrupted || late) {
+                deadlinePassed = !interrupted;
+                cancelled = true;
+                try {
+                    statement.cancel();
+                } catch (SQLException | RuntimeException e) {
+                    log.debug("cancelling a blocked lock statement failed", e);
+                }
+            }
+        }
+
+        /** Stops watching; once it returns, the statement is never cancelled by this watch. */
+        @Override
+        public synchronized void close() {
+            closed = true;
+            WATCHED.remove(this);
+        }
+    }
+
+    /**
+     * Watches the statement the calling thread is about to block in.
+     *
+     * @param statement the statement
+     * @param deadlineNanos a {@link System#nanoTime()} after which to cancel it, or
+     *     {@link Long#MAX_VALUE} for none (the server times out by itself)
+     * @return the watch; close it when the statement returned
+     */
+    static Watch watch(Statement statement, long deadlineNanos) {
+        Watch w = new Watch(statement, deadlineNanos);
+        WATCHED.add(w);
+        Thread t = watcher;
+        if (t == null) {
+            t = startWatcher();
+        }
+        LockSupport.unpark(t);
+        return w;
+    }
+
+    private static synchronized Thread startWatcher() {
+        if (watcher == null) {
+            Thread t = new Thread(CancelOnInterrupt::run, "kanuki-jdbc-cancel");
+            t.setDaemon(true);
+            t.start();
+            watcher = t;
+        }
+        return watcher;
+    }
+
+    private static void run() {
+        while (true) {
+            if (WATCHED.isEmpty()) {
+                LockSupport.park(); // woken by the next watch()
+                continue;
+            }
+            long now = System.nanoTime();
+            for (Watch w : WATCHED) {
+                w.check(now);
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS));
+        }
+    }
+}

@@ -1,0 +1,63 @@
+package dev.kanuki.jdbc;
+
+import dev.kanuki.LockProvider;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/**
+ * Lock providers over an application's own {@link DataSource} (a connection pool such as
+ * HikariCP, or a driver's data source), for applications that already have one configured
+ * rather than a URI.
+ *
+ * <pre>{@code
+ * try (LockProvider locks = JdbcLocks.provider(dataSource, Dialect.POSTGRESQL);
+ *      LockHandle h = locks.lock("nightly-report").acquire(Duration.ofSeconds(5))) {
+ *     ...
+ * }
+ * }</pre>
+ *
+ * <p>Each held lock keeps one connection from the DataSource until it is released, and up to
+ * {@code maxIdle} (default 4) idle ones are kept for the next acquisition: size the pool for
+ * that. A connection that failed while it may have held a lock is aborted
+ * ({@link java.sql.Connection#abort}), never handed back to the pool with a lock still on it.
+ * Connections must reach the database directly or through session pooling; transaction-level
+ * pooling (PgBouncer {@code pool_mode=transaction}) breaks session locks: see
+ * {@code docs/backends/sql.md}.
+ */
+public final class JdbcLocks {
+    private JdbcLocks() {
+    }
+
+    /**
+     * @param dataSource where connections come from; kanuki never closes it
+     * @param dialect the database behind it
+     * @return an open provider; close it to release its locks
+     * @throws dev.kanuki.LockBackendException when the database cannot be reached or the
+     *     owner-record table cannot be created
+     */
+    public static LockProvider provider(DataSource dataSource, Dialect dialect) {
+        return provider(dataSource, dialect, "");
+    }
+
+    /**
+     * @param dataSource where connections come from; kanuki never closes it
+     * @param dialect the database behind it
+     * @param options URI-style options, e.g. {@code table=app_locks&maxIdle=8&poll=10ms}
+     *     ({@code table}, {@code maxIdle}, {@code restartGrace} and the engine's {@code lease},
+     *     {@code poll}; see {@link JdbcLockBackendFactory})
+     * @return an open provider; close it to release its locks
+     */
+    public static LockProvider provider(DataSource dataSource, Dialect dialect, String options) {
+        Objects.requireNonNull(dataSource, "dataSource");
+        Objects.requireNonNull(dialect, "dialect");
+        Objects.requireNonNull(options, "options");
+        String id = DataSourceRegistry.register(dataSource);
+        try {
+            return LockProvider.open(dialect.scheme() + ":" + DataSourceRegistry.PREFIX + id
+                    + (options.isEmpty() ? "" : "?" + options));
+        } catch (RuntimeException | Error e) {
+            DataSourceRegistry.remove(id);
+            throw e;
+        }
+    }
+}

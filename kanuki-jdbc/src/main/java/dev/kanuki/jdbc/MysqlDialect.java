@@ -1,0 +1,335 @@
+package dev.kanuki.jdbc;
+
+import dev.kanuki.LockStatus;
+import dev.kanuki.OwnerInfo;
+import dev.kanuki.jdbc.LockKeys.LockKey;
+import dev.kanuki.spi.LockMode;
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * MySQL and MariaDB: user-level locks, {@code GET_LOCK(name, timeout)} /
+ * {@code RELEASE_LOCK(name)}, which belong to the session and end with it.
+ *
+ * <ul>
+ *   <li>try and wait are one statement: {@code INSERT ... SELECT ... FROM DUAL WHERE
+ *       GET_LOCK(?, ?) = 1 ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1)}. The row
+ *       (owner record and next token) is written only when the lock was obtained, and the new
+ *       token comes back in the OK packet's insert id: no second round trip. Waiting happens
+ *       inside {@code GET_LOCK}, woken by the server.</li>
+ *   <li>check and status: {@code IS_USED_LOCK(name)}, the holder's connection id, against
+ *       {@code CONNECTION_ID()} and the owner record's {@code holder_conn}.</li>
+ *   <li>no shared locks: {@code GET_LOCK} is exclusive only.</li>
+ * </ul>
+ *
+ * <p>MariaDB honours fractional timeouts; MySQL truncates them to whole seconds, so there the
+ * wait is rounded up and {@link CancelOnInterrupt} kills it ({@code KILL QUERY}) at the real
+ * deadline. Lock names are server-wide and at most 64 characters: see {@link LockKeys}.
+ */
+final class MysqlDialect extends SqlDialect {
+    private final String lockAndWrite;
+    private final String write;
+    private final String status;
+    private volatile boolean fractionalTimeouts = true;
+
+    MysqlDialect(String table) {
+        super(table);
+        String update = " ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1), lock_name = VALUES(lock_name),"
+                + " holder_conn = VALUES(holder_conn), owner_host = VALUES(owner_host), owner_pid = VALUES(owner_pid),"
+                + " owner_id = VALUES(owner_id), acquired_at_ms = VALUES(acquired_at_ms)";
+        String columns = "INSERT INTO " + table + " (id, name, lock_name, token, holder_conn, owner_host, owner_pid, owner_id,"
+                + " acquired_at_ms) ";
+        // parameters: id, name, lock name, host, pid, owner id, acquired-at, then GET_LOCK's name and timeout
+        this.lockAndWrite = columns + "SELECT ?, ?, ?, LAST_INSERT_ID(1), CONNECTION_ID(), ?, ?, ?, ? FROM DUAL"
+                + " WHERE GET_LOCK(?, ?) = 1" + update;
+        this.write = columns + "VALUES (?, ?, ?, LAST_INSERT_ID(1), CONNECTION_ID(), ?, ?, ?, ?)" + update;
+        this.status = "SELECT IS_USED_LOCK(?) AS holder, t.name, t.token, t.holder_conn, t.owner_host, t.owner_pid,"
+                + " t.owner_id, t.acquired_at_ms FROM (SELECT 1 AS one) d LEFT JOIN " + table + " t ON t.id = ?";
+    }
+
+    @Override
+    String product() {
+        return "MySQL/MariaDB";
+    }
+
+    @Override
+    boolean keysCanCollide() {
+        return false;
+    }
+
+    @Override
+    boolean sharedLocks() {
+        return false;
+    }
+
+    @Override
+    String prepareSchema(Connection c) throws SQLException {
+        c.setAutoCommit(true);
+        String database;
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT DATABASE(), VERSION()")) {
+            rs.next();
+            database = rs.getString(1);
+            fractionalTimeouts = String.valueOf(rs.getString(2)).contains("MariaDB");
+        }
+        if (database == null) {
+            throw new SQLException("the connection has no current database; name one in the URI (mysql://host/DB)");
+        }
+        try (Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS " + table + " ("
+                    + "id CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,"
+                    + " name TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,"
+                    + " lock_name VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,"
+                    + " token BIGINT NOT NULL,"
+                    + " holder_conn BIGINT,"
+                    + " owner_host VARCHAR(255) CHARACTER SET utf8mb4,"
+                    + " owner_pid BIGINT,"
+                    + " owner_id VARCHAR(64) CHARACTER SET ascii,"
+                    + " acquired_at_ms BIGINT) ENGINE=InnoDB");
+        }
+        return database;
+    }
+
+    @Override
+    SessionInfo prepareSession(Connection c) throws SQLException {
+        if (!c.getAutoCommit()) {
+            c.setAutoCommit(true);
+        }
+        long id;
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT CONNECTION_ID()")) {
+            rs.next();
+            id = rs.getLong(1);
+        }
+        long uptimeMillis = Long.MAX_VALUE / 4;
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW GLOBAL STATUS LIKE 'Uptime'")) {
+            if (rs.next()) {
+                uptimeMillis = rs.getLong(2) * 1000; // whole seconds
+            }
+        }
+        return new SessionInfo(id, uptimeMillis);
+    }
+
+    @Override
+    Acquired lock(SqlSession s, LockKey key, LockMode mode, OwnerInfo owner, long waitNanos)
+            throws SQLException, InterruptedException {
+        if (mode == LockMode.SHARED) {
+            throw new UnsupportedOperationException("MySQL/MariaDB have no shared user locks");
+        }
+        PreparedStatement ps = s.prepareReturningKeys(lockAndWrite);
+        setRecord(ps, key, owner);
+        ps.setString(8, key.serverName());
+        int rows;
+        if (waitNanos <= 0) {
+            ps.setBigDecimal(9, BigDecimal.ZERO);
+            rows = ps.executeUpdate();
+        } else {
+            Integer waited = executeWaiting(s, ps, 9, waitNanos);
+            if (waited == null) {
+                return null;
+            }
+            rows = waited;
+        }
+        if (rows == 0) {
+            return null; // GET_LOCK returned 0 (busy, timed out) or NULL (killed): nothing held
+        }
+        return new Acquired(insertId(s, ps), null);
+    }
+
+    @Override
+    int tryPermits(SqlSession s, List<LockKey> permits) throws SQLException {
+        StringBuilder sql = new StringBuilder("SELECT CASE");
+        for (int i = 0; i < permits.size(); i++) {
+            sql.append(" WHEN GET_LOCK(?, 0) = 1 THEN ").append(i); // CASE stops at the first success
+        }
+        sql.append(" ELSE -1 END");
+        PreparedStatement ps = s.prepare(sql.toString());
+        for (int i = 0; i < permits.size(); i++) {
+            ps.setString(i + 1, permits.get(i).serverName());
+        }
+        try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
+    @Override
+    boolean awaitPermit(SqlSession s, LockKey permit, long waitNanos) throws SQLException, InterruptedException {
+        PreparedStatement ps = s.prepare("SELECT GET_LOCK(?, ?) = 1");
+        ps.setString(1, permit.serverName());
+        Integer got = executeWaiting(s, ps, 2, waitNanos);
+        return got != null && got == 1;
+    }
+
+    @Override
+    long issuePermitToken(SqlSession s, LockKey permit, OwnerInfo owner) throws SQLException {
+        PreparedStatement ps = s.prepareReturningKeys(write);
+        setRecord(ps, permit, owner);
+        ps.executeUpdate();
+        return insertId(s, ps);
+    }
+
+    @Override
+    boolean unlock(SqlSession s, LockKey key, LockMode mode) throws SQLException {
+        PreparedStatement ps = s.prepare("SELECT RELEASE_LOCK(?)");
+        ps.setString(1, key.serverName());
+        try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getInt(1) == 1; // 0: another session holds it; NULL: nobody does
+        }
+    }
+
+    @Override
+    boolean holds(SqlSession s, LockKey key, LockMode mode) throws SQLException {
+        PreparedStatement ps = s.prepare("SELECT IS_USED_LOCK(?) = CONNECTION_ID()");
+        ps.setString(1, key.serverName());
+        try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getInt(1) == 1;
+        }
+    }
+
+    @Override
+    Status status(SqlSession s, LockKey key) throws SQLException {
+        PreparedStatement ps = s.prepare(status);
+        ps.setString(1, key.serverName());
+        ps.setString(2, key.recordId());
+        try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            long holder = rs.getLong("holder");
+            boolean held = !rs.wasNull();
+            String name = rs.getString("name");
+            long token = name == null ? -1 : rs.getLong("token");
+            OwnerInfo owner = owner(rs, "owner_host", "owner_pid", "owner_id", "acquired_at_ms");
+            long holderConn = rs.getLong("holder_conn");
+            if (held) {
+                // The record names the holder only if the holder's session wrote it.
+                Optional<OwnerInfo> who = holderConn == holder ? Optional.ofNullable(owner) : Optional.empty();
+                return new Status(new LockStatus(key.name(), LockStatus.State.HELD, who, token), null);
+            }
+            return new Status(new LockStatus(key.name(), LockStatus.State.FREE, Optional.ofNullable(owner), token), null);
+        }
+    }
+
+    @Override
+    List<Row> listRows(SqlSession s) throws SQLException {
+        PreparedStatement ps = s.prepare("SELECT id, name, token, holder_conn, owner_host, owner_pid, owner_id,"
+                + " acquired_at_ms, IS_USED_LOCK(lock_name) AS holder FROM " + table + " ORDER BY name");
+        List<Row> rows = new java.util.ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                long holder = rs.getLong("holder");
+                if (rs.wasNull()) {
+                    holder = -1;
+                }
+                rows.add(new Row(rs.getString("id"), rs.getString("name"), 0, rs.getLong("token"), rs.getLong("holder_conn"),
+                        owner(rs, "owner_host", "owner_pid", "owner_id", "acquired_at_ms"), rs.getLong("acquired_at_ms"),
+                        holder, 0));
+            }
+        }
+        return rows;
+    }
+
+    @Override
+    List<Long> holderSessions(SqlSession s, LockKey key) throws SQLException {
+        PreparedStatement ps = s.prepare("SELECT IS_USED_LOCK(?)");
+        ps.setString(1, key.serverName());
+        try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            long id = rs.getLong(1);
+            return rs.wasNull() ? List.of() : List.of(id);
+        }
+    }
+
+    @Override
+    boolean endSession(SqlSession s, long serverId) throws SQLException {
+        try (Statement st = s.connection.createStatement()) {
+            st.execute("KILL CONNECTION " + serverId); // a number from the server, not user input
+            return true;
+        } catch (SQLException e) {
+            if (e.getErrorCode() == 1094) { // unknown thread id: already gone
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private static void setRecord(PreparedStatement ps, LockKey key, OwnerInfo owner) throws SQLException {
+        ps.setString(1, key.recordId());
+        ps.setString(2, key.name());
+        ps.setString(3, key.serverName());
+        setOwner(ps, 4, owner);
+    }
+
+    private static long insertId(SqlSession s, PreparedStatement ps) throws SQLException {
+        try (ResultSet keys = ps.getGeneratedKeys()) {
+            if (keys != null && keys.next()) {
+                return keys.getLong(1);
+            }
+        }
+        try (Statement st = s.connection.createStatement(); ResultSet rs = st.executeQuery("SELECT LAST_INSERT_ID()")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /**
+     * Runs a statement whose parameter {@code timeoutParam} is GET_LOCK's timeout, cancellable by
+     * interrupting this thread.
+     *
+     * @return the update count, or the first column of the first row for a query; null when a
+     *     MySQL wait had to be killed at its deadline
+     */
+    private Integer executeWaiting(SqlSession s, PreparedStatement ps, int timeoutParam, long waitNanos)
+            throws SQLException, InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before waiting for a MySQL user lock");
+        }
+        long millis = waitMillis(waitNanos);
+        long deadline = Long.MAX_VALUE;
+        BigDecimal seconds = waitSeconds(waitNanos);
+        if (!fractionalTimeouts) {
+            // MySQL waits whole seconds: round up, and kill the wait at the real deadline.
+            seconds = seconds.setScale(0, java.math.RoundingMode.CEILING);
+            deadline = waitNanos >= Long.MAX_VALUE / 8 ? Long.MAX_VALUE : System.nanoTime() + waitNanos;
+        }
+        ps.setBigDecimal(timeoutParam, seconds);
+        s.networkTimeout(networkTimeoutFor(millis));
+        Integer result = null;
+        SQLException failure = null;
+        CancelOnInterrupt.Watch watch = CancelOnInterrupt.watch(ps, deadline);
+        try {
+            if (ps.execute()) {
+                try (ResultSet rs = ps.getResultSet()) {
+                    result = rs.next() ? rs.getInt(1) : 0;
+                }
+            } else {
+                result = ps.getUpdateCount();
+            }
+        } catch (SQLException e) {
+            failure = e;
+        } finally {
+            watch.close();
+        }
+        if (watch.cancelled() && !watch.deadlinePassed()) {
+            Thread.interrupted();
+            throw new InterruptedException("the wait for a MySQL user lock was cancelled");
+        }
+        if (watch.cancelled()) {
+            // Killed at the deadline. A KILL QUERY that arrives late could hit the next statement,
+            // so the caller discards this session: make it look like a failure.
+            throw new SpoiledSession("a MySQL lock wait was killed at its deadline", failure);
+        }
+        s.networkTimeout(SqlLockBackend.STATEMENT_TIMEOUT_MILLIS);
+        if (failure != null) {
+            throw failure;
+        }
+        return result;
+    }
+}

@@ -1,0 +1,497 @@
+package dev.kanuki.jdbc;
+
+import dev.kanuki.Capabilities;
+import dev.kanuki.LeaseKind;
+import dev.kanuki.LockBackendException;
+import dev.kanuki.LockNames;
+import dev.kanuki.LockStatus;
+import dev.kanuki.jdbc.LockKeys.LockKey;
+import dev.kanuki.jdbc.SqlDialect.Acquired;
+import dev.kanuki.jdbc.SqlDialect.SpoiledSession;
+import dev.kanuki.spi.Grant;
+import dev.kanuki.spi.LockBackend;
+import dev.kanuki.spi.LockMode;
+import dev.kanuki.spi.LockRequest;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Locks held in a database server's own lock manager, by a session: PostgreSQL advisory locks,
+ * MySQL/MariaDB user locks (the {@link SqlDialect} says which). The server frees a lock when its
+ * session ends, so a crashed holder's lock frees at once, and the server wakes a waiter itself:
+ * no polling.
+ *
+ * <p><b>One connection per held lock.</b> A session-level lock belongs to the connection, so a
+ * held lock keeps its own connection until it is released; then the connection goes back to a
+ * small idle pool ({@link SessionPool}). Losing the connection loses the lock: {@link #verify}
+ * (which the engine's watchdog runs every second) then says so and the handle's {@code lost()}
+ * completes. An idle connection found dead (the server restarted) is replaced once, at once.
+ *
+ * <p><b>Fencing and owners.</b> Every exclusive acquisition writes, in the same round trip, the
+ * name's row in the owner-record table: its next fencing token (the row's token + 1, committed
+ * before the lock is handed out, so it survives restarts and crashes of the server), the owner,
+ * and the server's id of the holding session, which lets {@link #status} name the holder.
+ *
+ * <p><b>Server restarts.</b> A restarted server has forgotten the locks it granted, while their
+ * holders learn of the loss only at their next check. For {@code restartGrace} after the server
+ * started nothing is granted (see {@link #afterGrace}), so nobody is told they hold a lock that a
+ * holder from before the restart still believes it holds.
+ *
+ * <p><b>Hash collisions (PostgreSQL).</b> Advisory locks take 64-bit keys, so two names can
+ * share one. Such names exclude each other: never two holders at once, only unnecessary waiting.
+ * They never share anything else: owner records, tokens and {@code verify} go by the full name's
+ * digest and this session's own lock. A collision is detected when the second name's record is
+ * written next to the first's (the write returns the other names on the key) and when
+ * {@code status} finds the key held under another name's record; it is logged once per pair and
+ * kept in {@link #collisionsDetected()}.
+ */
+final class SqlLockBackend implements LockBackend {
+    private static final Logger log = LoggerFactory.getLogger(SqlLockBackend.class);
+    /** The socket read bound for statements that should answer at once. */
+    static final int STATEMENT_TIMEOUT_MILLIS = 30_000;
+    /** The socket read bound for {@link #verify}: a check that takes longer counts as a lost connection. */
+    static final int VERIFY_TIMEOUT_MILLIS = 3_000;
+    /** Permits tried per statement. */
+    private static final int PERMITS_PER_STATEMENT = 32;
+    private static final long FIRST_PERMIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    private static final long MAX_PERMIT_SLICE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final SqlDialect dialect;
+    private final SessionPool pool;
+    private final LockKeys keys;
+    private final String scope;
+    private final Capabilities capabilities;
+    private final Runnable onClose;
+    private final Set<String> collisions = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean graceLogged = new AtomicBoolean();
+
+    /**
+     * @param dialect the database's statements
+     * @param pool where connections come from
+     * @param keys how names map to keys
+     * @param scope the identity of the lock store (no credentials)
+     * @param onClose run once when the backend closes
+     */
+    SqlLockBackend(SqlDialect dialect, SessionPool pool, LockKeys keys, String scope, Runnable onClose) {
+        this.dialect = dialect;
+        this.pool = pool;
+        this.keys = keys;
+        this.scope = scope;
+        this.onClose = onClose;
+        this.capabilities = new Capabilities(LeaseKind.SESSION, true, dialect.sharedLocks(), true, true, true, true);
+    }
+
+    /** A held lock: the session whose server-side lock it is. */
+    static final class SqlGrant implements Grant {
+        final SqlSession session;
+        final LockKey key;
+        final LockMode mode;
+        private final long token;
+        boolean released;
+
+        SqlGrant(SqlSession session, LockKey key, LockMode mode, long token) {
+            this.session = session;
+            this.key = key;
+            this.mode = mode;
+            this.token = token;
+        }
+
+        @Override
+        public long fencingToken() {
+            return token;
+        }
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public String scope() {
+        return scope;
+    }
+
+    @Override
+    public Optional<Grant> tryAcquire(LockRequest request) {
+        try {
+            return request.mode() == LockMode.PERMIT ? tryPermit(request) : acquire(request, 0);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // a try never waits; keep the flag for the caller
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public Optional<Grant> awaitAcquire(LockRequest request, Duration maxWait) throws InterruptedException {
+        long nanos = saturatedNanos(maxWait);
+        if (nanos <= 0) {
+            return tryAcquire(request);
+        }
+        return request.mode() == LockMode.PERMIT ? awaitPermit(request, nanos) : acquire(request, nanos);
+    }
+
+    private Optional<Grant> acquire(LockRequest request, long waitNanos) throws InterruptedException {
+        LockKey key = keys.lock(request.name());
+        for (int attempt = 0; ; attempt++) {
+            SqlSession s = attempt == 0 ? pool.borrow() : pool.open();
+            try {
+                long wait = afterGrace(s, waitNanos);
+                if (wait < 0) {
+                    pool.giveBack(s);
+                    return Optional.empty();
+                }
+                s.networkTimeout(STATEMENT_TIMEOUT_MILLIS);
+                Acquired acquired = dialect.lock(s, key, request.mode(), request.owner(), wait);
+                if (acquired == null) {
+                    pool.giveBack(s);
+                    return Optional.empty();
+                }
+                reportCollision(key, acquired.otherNamesOnKey());
+                return Optional.of(new SqlGrant(s, key, request.mode(), acquired.token()));
+            } catch (SpoiledSession e) {
+                pool.discard(s);
+                return Optional.empty();
+            } catch (InterruptedException e) {
+                pool.discard(s); // the lock may have been granted as the cancel arrived: end the session
+                throw e;
+            } catch (SQLException e) {
+                boolean diedWhileIdle = s.reused && s.failedConnection(e);
+                pool.discard(s);
+                if (diedWhileIdle && attempt == 0) {
+                    log.debug("an idle connection to {} had died; using a new one", pool.describe(), e);
+                    continue;
+                }
+                throw failure("cannot lock '" + LockNames.printable(request.name()) + "'", e);
+            } catch (RuntimeException | Error e) {
+                pool.discard(s);
+                throw e;
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- semaphores
+
+    /** A semaphore of n permits is n keys: one statement tries them in turn. */
+    private Optional<Grant> tryPermit(LockRequest request) {
+        List<LockKey> permits = new ArrayList<>(request.permits());
+        for (int slot = 0; slot < request.permits(); slot++) {
+            permits.add(keys.permit(request.name(), slot));
+        }
+        for (int attempt = 0; ; attempt++) {
+            SqlSession s = attempt == 0 ? pool.borrow() : pool.open();
+            try {
+                if (s.graceLeftNanos() > 0) {
+                    logGrace(s);
+                    pool.giveBack(s);
+                    return Optional.empty();
+                }
+                s.networkTimeout(STATEMENT_TIMEOUT_MILLIS);
+                for (int from = 0; from < permits.size(); from += PERMITS_PER_STATEMENT) {
+                    List<LockKey> chunk = permits.subList(from, Math.min(permits.size(), from + PERMITS_PER_STATEMENT));
+                    int taken = dialect.tryPermits(s, chunk);
+                    if (taken >= 0) {
+                        LockKey permit = chunk.get(taken);
+                        long token = dialect.issuePermitToken(s, permit, request.owner());
+                        return Optional.of(new SqlGrant(s, permit, LockMode.PERMIT, token));
+                    }
+                }
+                pool.giveBack(s);
+                return Optional.empty();
+            } catch (SQLException e) {
+                boolean diedWhileIdle = s.reused && s.failedConnection(e);
+                pool.discard(s);
+                if (diedWhileIdle && attempt == 0) {
+                    continue;
+                }
+                throw failure("cannot take a permit of '" + LockNames.printable(request.name()) + "'", e);
+            } catch (RuntimeException | Error e) {
+                pool.discard(s);
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * No server can wait for "any one of n locks". The waiter blocks in the server on one
+     * permit (woken at once when that one frees) and, in slices growing from 50 ms to 1 s, tries
+     * all of them again and moves on to the next: at most one re-check per second per waiting
+     * name and JVM, not a polling storm (the engine lets one thread per JVM wait per name).
+     */
+    private Optional<Grant> awaitPermit(LockRequest request, long waitNanos) throws InterruptedException {
+        long deadline = System.nanoTime() + Math.min(waitNanos, Long.MAX_VALUE / 4);
+        int slot = ThreadLocalRandom.current().nextInt(request.permits());
+        long slice = FIRST_PERMIT_SLICE_NANOS;
+        while (true) {
+            Optional<Grant> grant = tryPermit(request);
+            long remaining = deadline - System.nanoTime();
+            if (grant.isPresent() || remaining <= 0) {
+                return grant;
+            }
+            LockKey permit = keys.permit(request.name(), slot);
+            SqlSession s = pool.borrow();
+            try {
+                long wait = afterGrace(s, Math.min(remaining, slice));
+                if (wait > 0 && dialect.awaitPermit(s, permit, wait)) {
+                    long token = dialect.issuePermitToken(s, permit, request.owner());
+                    return Optional.of(new SqlGrant(s, permit, LockMode.PERMIT, token));
+                }
+                pool.giveBack(s);
+            } catch (SpoiledSession e) {
+                pool.discard(s);
+            } catch (InterruptedException e) {
+                pool.discard(s);
+                throw e;
+            } catch (SQLException e) {
+                boolean diedWhileIdle = s.reused && s.failedConnection(e);
+                pool.discard(s);
+                if (!diedWhileIdle) {
+                    throw failure("cannot wait for a permit of '" + LockNames.printable(request.name()) + "'", e);
+                }
+            } catch (RuntimeException | Error e) {
+                pool.discard(s);
+                throw e;
+            }
+            slot = (slot + 1) % request.permits();
+            slice = Math.min(MAX_PERMIT_SLICE_NANOS, slice * 2);
+        }
+    }
+
+    /**
+     * The restart grace: a server that has just started knows nothing of the locks its previous
+     * life granted, and their holders learn of the loss only at their next check (the engine
+     * verifies every second; a check gives up after {@value #VERIFY_TIMEOUT_MILLIS} ms). Until
+     * {@code restartGrace} has passed since the server started, nothing is granted, so nobody is
+     * told they hold a lock while a holder from before the restart still believes it does.
+     *
+     * @return the wait left once the grace is over, or -1 when the grace outlasts the wait
+     */
+    private long afterGrace(SqlSession s, long waitNanos) throws InterruptedException {
+        long grace = s.graceLeftNanos();
+        if (grace == 0) {
+            return waitNanos;
+        }
+        logGrace(s);
+        if (grace > waitNanos) {
+            if (waitNanos > 0) {
+                TimeUnit.NANOSECONDS.sleep(waitNanos);
+            }
+            return -1;
+        }
+        TimeUnit.NANOSECONDS.sleep(grace);
+        return waitNanos - grace;
+    }
+
+    private void logGrace(SqlSession s) {
+        if (graceLogged.compareAndSet(false, true)) {
+            log.info("{} started moments ago: no lock is granted for another {} ms (restartGrace), so that holders"
+                    + " from before the restart notice their loss first", pool.describe(),
+                    TimeUnit.NANOSECONDS.toMillis(s.graceLeftNanos()));
+        }
+    }
+
+    // ---------------------------------------------------------------- holding
+
+    @Override
+    public void release(Grant grant) {
+        SqlGrant g = (SqlGrant) grant;
+        boolean reusable;
+        synchronized (g) {
+            if (g.released) {
+                return;
+            }
+            g.released = true;
+            try {
+                g.session.networkTimeout(STATEMENT_TIMEOUT_MILLIS);
+                reusable = dialect.unlock(g.session, g.key, g.mode);
+                if (!reusable) {
+                    log.warn("lock '{}' was no longer held by its session when released on {}: it had been lost",
+                            LockNames.printable(g.key.name()), pool.describe());
+                }
+            } catch (SQLException e) {
+                reusable = false; // the connection died, and the lock with it
+            }
+        }
+        if (reusable) {
+            pool.giveBack(g.session);
+        } else {
+            pool.discard(g.session);
+        }
+    }
+
+    @Override
+    public boolean verify(Grant grant) {
+        SqlGrant g = (SqlGrant) grant;
+        synchronized (g) {
+            if (g.released) {
+                return false;
+            }
+            try {
+                g.session.networkTimeout(VERIFY_TIMEOUT_MILLIS);
+                return dialect.holds(g.session, g.key, g.mode == LockMode.PERMIT ? LockMode.EXCLUSIVE : g.mode);
+            } catch (SQLException e) {
+                if (g.session.failedConnection(e)) {
+                    return false; // a session lock cannot outlive its connection
+                }
+                throw failure("cannot check lock '" + LockNames.printable(g.key.name()) + "'", e);
+            }
+        }
+    }
+
+    @Override
+    public LockStatus status(String name) {
+        LockKey key = keys.lock(name);
+        SqlDialect.Status status = withSession("read the status of '" + LockNames.printable(name) + "'",
+                s -> dialect.status(s, key));
+        if (status.heldUnder() != null) {
+            reportCollision(key, status.heldUnder());
+        }
+        return status.status();
+    }
+
+    /**
+     * Every lock with an owner record (every name ever locked through this table), with who holds
+     * it now, from one query: the records joined with the server's lock table.
+     */
+    @Override
+    public List<LockStatus> list() {
+        List<SqlDialect.Row> rows = withSession("list the locks", dialect::listRows);
+        List<LockStatus> out = new ArrayList<>();
+        for (SqlDialect.Row row : rows) {
+            LockKey key = keys.lock(row.name());
+            if (!key.recordId().equals(row.id())) {
+                continue; // a semaphore permit's record
+            }
+            if (row.exclusiveHolder() >= 0) {
+                // The holder's record is the newest naming its session among the names on this key.
+                SqlDialect.Row holder = rows.stream()
+                        .filter(r -> (r == row || dialect.keysCanCollide() && r.lockKey() == row.lockKey())
+                                && r.holderSession() == row.exclusiveHolder())
+                        .max((a, b) -> Long.compare(a.acquiredAtMs(), b.acquiredAtMs())).orElse(null);
+                if (holder != null && holder != row) {
+                    reportCollision(key, holder.name());
+                }
+                out.add(new LockStatus(row.name(), LockStatus.State.HELD,
+                        Optional.ofNullable(holder == null ? null : holder.owner()), row.token()));
+            } else if (row.sharedHolders() > 0) {
+                out.add(new LockStatus(row.name(), LockStatus.State.HELD_SHARED, Optional.empty(), row.token()));
+            } else {
+                out.add(new LockStatus(row.name(), LockStatus.State.FREE, Optional.ofNullable(row.owner()), row.token()));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * A database lock is freed by the server when its session ends, never by deleting anything,
+     * so a lock is "broken" by ending the holder's session ({@code pg_terminate_backend},
+     * {@code KILL CONNECTION}; the user needs the right to). Only with {@code force}: a held
+     * session lock is never stale, its holder is alive as far as the server knows.
+     */
+    @Override
+    public LockStatus breakLock(String name, boolean force) {
+        LockStatus before = status(name);
+        if (!before.isHeld()) {
+            return before;
+        }
+        if (!force) {
+            throw new IllegalStateException("lock '" + LockNames.printable(name) + "' is held"
+                    + before.owner().map(o -> " by " + o.describe()).orElse("") + " through a live database session; the"
+                    + " server frees it the moment that session ends. Stop the holder, or use force to end its session");
+        }
+        LockKey key = keys.lock(name);
+        withSession("end the sessions holding '" + LockNames.printable(name) + "'", s -> {
+            for (long session : dialect.holderSessions(s, key)) {
+                if (!dialect.endSession(s, session)) {
+                    log.warn("the server did not end session {} holding '{}' (gone already, or not allowed)", session,
+                            LockNames.printable(name));
+                }
+            }
+            return null;
+        });
+        return before;
+    }
+
+    /** Runs a non-locking statement on a pooled session, replacing a session that died idle once. */
+    private <T> T withSession(String what, SessionWork<T> work) {
+        for (int attempt = 0; ; attempt++) {
+            SqlSession s = attempt == 0 ? pool.borrow() : pool.open();
+            try {
+                s.networkTimeout(STATEMENT_TIMEOUT_MILLIS);
+                T result = work.run(s);
+                pool.giveBack(s);
+                return result;
+            } catch (SQLException e) {
+                boolean diedWhileIdle = s.reused && s.failedConnection(e);
+                pool.discard(s);
+                if (diedWhileIdle && attempt == 0) {
+                    continue;
+                }
+                throw failure("cannot " + what, e);
+            } catch (RuntimeException | Error e) {
+                pool.discard(s);
+                throw e;
+            }
+        }
+    }
+
+    private interface SessionWork<T> {
+        T run(SqlSession s) throws SQLException;
+    }
+
+    /** @return the pairs of names found sharing one key, as {@code "a" + '\n' + "b"} (sorted) */
+    Set<String> collisionsDetected() {
+        return Collections.unmodifiableSet(collisions);
+    }
+
+    private void reportCollision(LockKey key, String otherNames) {
+        if (otherNames == null || otherNames.isEmpty()) {
+            return;
+        }
+        for (String other : otherNames.split("\n")) {
+            if (other.equals(key.name())) {
+                continue;
+            }
+            String pair = key.name().compareTo(other) < 0 ? key.name() + "\n" + other : other + "\n" + key.name();
+            if (collisions.add(pair)) {
+                log.warn("lock names '{}' and '{}' map to the same {} lock key {} on {}: they exclude each other"
+                        + " (safe: never two holders; but one waits for the other). Fencing tokens and owner records"
+                        + " stay separate. Rename one of them to end the waiting.", LockNames.printable(key.name()),
+                        LockNames.printable(other), dialect.product(), key.key(), pool.describe());
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        pool.close();
+        onClose.run();
+    }
+
+    private LockBackendException failure(String what, SQLException e) {
+        return new LockBackendException(what + " on " + pool.describe() + ": " + e.getMessage(),
+                "check that the server is up and the user may use " + dialect.table, e);
+    }
+
+    private static long saturatedNanos(Duration d) {
+        if (d.isNegative()) {
+            return 0;
+        }
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE / 4;
+        }
+    }
+}

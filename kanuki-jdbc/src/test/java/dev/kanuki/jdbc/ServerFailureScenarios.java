@@ -1,0 +1,171 @@
+package dev.kanuki.jdbc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kanuki.LockBackendException;
+import dev.kanuki.LockHandle;
+import dev.kanuki.LockLostException;
+import dev.kanuki.LockProvider;
+import dev.kanuki.LockStatus;
+import dev.kanuki.spi.Grant;
+import dev.kanuki.spi.LockMode;
+import dev.kanuki.spi.LockRequest;
+import dev.kanuki.spi.LockUri;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * What happens to held locks when the database server dies or restarts, against a real server
+ * this class owns (so killing it disturbs no other test). Subclasses say which server.
+ *
+ * <p>The promises: the holder's {@code lost()} completes; nobody is granted the lock while a
+ * holder from before the restart could still believe it holds it (the restart grace); fencing
+ * tokens keep increasing across the crash; a waiter blocked in the server fails instead of
+ * hanging.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+abstract class ServerFailureScenarios {
+    /** The engine verifies session locks every second; allow for a slow machine. */
+    static final Duration NOTICE_BOUND = Duration.ofSeconds(6);
+    static final Duration GRACE = Duration.ofSeconds(3);
+    /** How much of the grace may pass before the server is ready to answer. */
+    static final Duration STARTUP_ALLOWANCE = Duration.ofMillis(1500);
+
+    /** @return a URI of a database on this class's server, with {@code restartGrace} as given */
+    abstract String uri(Duration restartGrace);
+
+    abstract void killServer();
+
+    abstract void stopServer();
+
+    abstract void restartServer();
+
+    @Test
+    void killedServerLosesTheLockAndFencingKeepsIncreasing() throws Exception {
+        String uri = uri(GRACE);
+        awaitGraceOver(uri);
+        try (LockProvider holder = LockProvider.open(uri)) {
+            LockHandle h = holder.lock("job").acquire(Duration.ofSeconds(5));
+            long before = h.fencingToken();
+            CompletableFuture<LockLostException> lost = h.lost();
+            killServer();
+            LockLostException reason = lost.get(NOTICE_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            assertTrue(reason.getMessage().contains("job"), reason.getMessage());
+            assertFalse(h.isHeld());
+            assertThrows(LockLostException.class, h::verify);
+            assertThrows(LockBackendException.class, () -> holder.lock("other").tryAcquire(),
+                    "with the server down, nothing can be granted");
+            h.close(); // closing a lost handle is harmless, and lets this JVM's next holder in
+            restartServer();
+            long restarted = System.nanoTime();
+            try (LockProvider next = LockProvider.open(uri);
+                 LockHandle again = next.lock("job").acquire(Duration.ofSeconds(30))) {
+                long waited = System.nanoTime() - restarted;
+                assertTrue(waited >= GRACE.toNanos() - STARTUP_ALLOWANCE.toNanos(),
+                        "granted " + waited / 1_000_000 + " ms after the restart, inside the restart grace");
+                assertTrue(again.fencingToken() > before, "token " + again.fencingToken() + " after " + before);
+            }
+            // the first provider's idle connections died with the server: it recovers by itself
+            try (LockHandle mine = holder.lock("job").acquire(Duration.ofSeconds(10))) {
+                assertTrue(mine.fencingToken() > before + 1);
+            }
+        }
+    }
+
+    @Test
+    void restartedServerLosesTheLockAndFencingKeepsIncreasing() throws Exception {
+        String uri = uri(GRACE);
+        awaitGraceOver(uri);
+        try (LockProvider holder = LockProvider.open(uri)) {
+            LockHandle h = holder.lock("report").acquire(Duration.ofSeconds(5));
+            long before = h.fencingToken();
+            stopServer();
+            h.lost().get(NOTICE_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            h.close();
+            restartServer();
+            try (LockHandle again = holder.lock("report").acquire(Duration.ofSeconds(30))) {
+                assertTrue(again.fencingToken() > before, "token " + again.fencingToken() + " after " + before);
+                LockStatus status = holder.status("report");
+                assertEquals(LockStatus.State.HELD, status.state());
+                assertEquals(again.fencingToken(), status.lastFencingToken());
+            }
+        }
+    }
+
+    /**
+     * At the SPI, without the engine's in-JVM queue: a second client asks for the lock the moment
+     * the server is back, before the first client's next check.
+     */
+    @Test
+    void quickRestartGrantsNothingUntilTheOldHolderKnows() throws Exception {
+        String uri = uri(GRACE);
+        awaitGraceOver(uri);
+        try (SqlLockBackend first = JdbcLockBackendFactory.create(LockUri.parse(uri), null);
+             SqlLockBackend second = JdbcLockBackendFactory.create(LockUri.parse(uri), null)) {
+            Grant old = first.tryAcquire(request("quick")).orElseThrow();
+            killServer();
+            restartServer(); // back at once: faster than the holder's next check
+            long restarted = System.nanoTime();
+            assertTrue(second.tryAcquire(request("quick")).isEmpty(),
+                    "granted while the old holder may still believe it holds the lock");
+            assertFalse(first.verify(old), "the old holder's check must see the loss");
+            Optional<Grant> taken = second.awaitAcquire(request("quick"), Duration.ofSeconds(30));
+            long waited = System.nanoTime() - restarted;
+            assertTrue(taken.isPresent());
+            // The grace counts from the server's start, which comes before it is ready (crash
+            // recovery), and MySQL reports its uptime in whole seconds: allow for both.
+            assertTrue(waited >= GRACE.toNanos() - STARTUP_ALLOWANCE.toNanos(),
+                    "granted " + waited / 1_000_000 + " ms after the restart");
+            assertTrue(taken.get().fencingToken() > old.fencingToken());
+            second.release(taken.get());
+            first.release(old); // harmless after the loss
+        }
+    }
+
+    static LockRequest request(String name) {
+        return new LockRequest(name, LockMode.EXCLUSIVE, 1, Duration.ofSeconds(30));
+    }
+
+    /** At the SPI: (in one JVM the engine would queue the waiter behind the holder, not in the server). */
+    @Test
+    void waiterBlockedInTheServerFailsWhenItDies() throws Exception {
+        String uri = uri(GRACE);
+        awaitGraceOver(uri);
+        try (SqlLockBackend first = JdbcLockBackendFactory.create(LockUri.parse(uri), null);
+             SqlLockBackend second = JdbcLockBackendFactory.create(LockUri.parse(uri), null)) {
+            Grant held = first.tryAcquire(request("blocked")).orElseThrow();
+            CompletableFuture<Optional<Grant>> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return second.awaitAcquire(request("blocked"), Duration.ofSeconds(60));
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Thread.sleep(300);
+            assertFalse(waiting.isDone(), "the waiter did not block");
+            long start = System.nanoTime();
+            killServer();
+            ExecutionException e = assertThrows(ExecutionException.class, () -> waiting.get(30, TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof LockBackendException, "expected a backend failure, got " + e.getCause());
+            assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10), "the waiter hung");
+            assertFalse(first.verify(held));
+            first.release(held);
+            restartServer();
+        }
+    }
+
+    /** Waits until a provider on {@code uri} can grant (the server may have just been restarted by another test). */
+    private static void awaitGraceOver(String uri) throws InterruptedException {
+        try (LockProvider p = LockProvider.open(uri)) {
+            p.lock("warm-up").acquire(Duration.ofSeconds(30)).close();
+        }
+    }
+}

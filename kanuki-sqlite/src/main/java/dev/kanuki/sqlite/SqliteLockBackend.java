@@ -1,0 +1,400 @@
+package dev.kanuki.sqlite;
+
+import dev.kanuki.Capabilities;
+import dev.kanuki.LeaseKind;
+import dev.kanuki.LockBackendException;
+import dev.kanuki.LockNames;
+import dev.kanuki.LockStatus;
+import dev.kanuki.OwnerInfo;
+import dev.kanuki.spi.Grant;
+import dev.kanuki.spi.LockBackend;
+import dev.kanuki.spi.LockMode;
+import dev.kanuki.spi.LockRequest;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code sqlite:DIR}: SEEDS.md article 002's try-lock. Each lock name has its own SQLite
+ * database in {@code DIR}; holding the lock is holding a connection with an open
+ * {@code BEGIN IMMEDIATE} transaction on it, i.e. SQLite's write lock. {@code BEGIN IMMEDIATE}
+ * fails at once with {@code SQLITE_BUSY} (busy timeout 0) while another connection holds it, and
+ * the engine's backoff does the waiting (SQLite cannot wake a waiter). The operating system frees
+ * the lock when the holder's process dies, however it dies.
+ *
+ * <p><b>Fencing and owner records.</b> A token written inside the lock's own transaction would
+ * be rolled back if the holder crashed, and the next holder would get the same token again. So
+ * the holder first commits the next token and itself as owner, then takes the write lock again
+ * and checks that the record is still its own: if another process slipped into that gap, the
+ * record shows it and this attempt goes round again (at most three times, then reports busy).
+ * A committed token survives every process crash ({@code synchronous=normal}) or also power
+ * loss ({@code synchronous=full}). Releasing is a {@code ROLLBACK}: nothing to undo, so it is
+ * cheap and cannot fail half-way.
+ *
+ * <p><b>Why one database per name.</b> SQLite has one write lock per database file: one file for
+ * all names would make every name wait for every other. One file per name keeps unrelated names
+ * apart, and its record needs no key. Names map to file names through {@link SqliteNames}, so
+ * no name can reach outside {@code DIR}.
+ *
+ * <p>Hazards handled here: a lock database removed or replaced while held (checked after every
+ * acquisition and by {@link #verify}); a symbolic link planted in place of a database (never
+ * opened); a database that records another name (reported, never shared). Not for network file
+ * systems: their byte-range locks, and WAL's shared memory, are unreliable there.
+ */
+final class SqliteLockBackend implements LockBackend {
+    private static final Logger log = LoggerFactory.getLogger(SqliteLockBackend.class);
+    private static final Capabilities CAPABILITIES = new Capabilities(LeaseKind.SESSION,
+            true, false, true, false, true, true);
+    private static final int MAX_IDLE_SESSIONS = 64;
+    private static final int GAP_ROUNDS = 3;
+    private static final int PATHS_REMEMBERED = 1024;
+    /** A lock's database (not a permit's): readable prefix, 128-bit digest, {@code .db}. */
+    private static final java.util.regex.Pattern LOCK_FILE = java.util.regex.Pattern.compile("[A-Za-z0-9_.-]*\\.[0-9a-f]{32}\\.db");
+
+    private final Path directory;
+    private final SqliteSettings settings;
+    /** Idle connections by database file, least recently returned first. */
+    private final LinkedHashMap<Path, ArrayDeque<SqliteSession>> idle = new LinkedHashMap<>(16, 0.75f, true);
+    private int idleCount;
+    private final java.util.concurrent.ConcurrentHashMap<String, Path> paths = new java.util.concurrent.ConcurrentHashMap<>();
+    private boolean closed;
+
+    SqliteLockBackend(Path directory, SqliteSettings settings) {
+        this.directory = directory;
+        this.settings = settings;
+    }
+
+    /** A held lock: the session whose transaction is the lock. */
+    static final class SqliteGrant implements Grant {
+        final SqliteSession session;
+        final String ownerId;
+        private final long token;
+        boolean released;
+
+        SqliteGrant(SqliteSession session, String ownerId, long token) {
+            this.session = session;
+            this.ownerId = ownerId;
+            this.token = token;
+        }
+
+        @Override
+        public long fencingToken() {
+            return token;
+        }
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public String scope() {
+        return "sqlite:" + directory;
+    }
+
+    @Override
+    public Optional<Grant> tryAcquire(LockRequest request) {
+        if (request.mode() == LockMode.SHARED) {
+            throw new UnsupportedOperationException("sqlite: has no shared locks");
+        }
+        if (request.mode() == LockMode.PERMIT) {
+            for (int slot = 0; slot < request.permits(); slot++) {
+                Optional<Grant> grant = attempt(directory.resolve(SqliteNames.permitFile(request.name(), slot)), request);
+                if (grant.isPresent()) {
+                    return grant;
+                }
+            }
+            return Optional.empty();
+        }
+        return attempt(lockPath(request.name()), request);
+    }
+
+    /** @return the database of a lock name; the last few are remembered (a digest per attempt adds up) */
+    private Path lockPath(String name) {
+        Path path = paths.get(name);
+        if (path == null) {
+            if (paths.size() >= PATHS_REMEMBERED) {
+                paths.clear();
+            }
+            path = directory.resolve(SqliteNames.lockFile(name));
+            paths.put(name, path);
+        }
+        return path;
+    }
+
+    private Optional<Grant> attempt(Path path, LockRequest request) {
+        for (int replaced = 0; replaced < 3; replaced++) {
+            SqliteSession session = take(path);
+            Optional<Grant> grant;
+            try {
+                grant = lockAndIssue(session, request);
+            } catch (SqliteSession.NameCollisionException e) {
+                session.close();
+                throw new LockBackendException(e.getMessage(), "move the foreign file out of " + directory, e);
+            } catch (SQLException e) {
+                session.close();
+                throw failure("cannot lock " + path, e);
+            } catch (RuntimeException | Error e) {
+                session.close();
+                throw e;
+            }
+            if (grant.isPresent()) {
+                if (session.stillAtPath()) {
+                    return grant;
+                }
+                // Locked a file that was removed or replaced: it protects nothing. Open the new one.
+                session.close();
+                continue;
+            }
+            giveBack(session);
+            return grant;
+        }
+        throw new LockBackendException("lock database " + path + " keeps being removed or replaced",
+                "something else is deleting files in " + directory + "; stop it", null);
+    }
+
+    /** The acquisition described in the class comment: commit the token, then lock and check. */
+    private static Optional<Grant> lockAndIssue(SqliteSession session, LockRequest request) throws SQLException {
+        if (!session.beginImmediate()) {
+            return Optional.empty();
+        }
+        OwnerInfo owner = request.owner();
+        for (int round = 0; round < GAP_ROUNDS; round++) {
+            long token;
+            try {
+                token = session.issueToken(request.name(), owner);
+                session.commit();
+            } catch (SQLException e) {
+                rollbackQuietly(session);
+                throw e;
+            }
+            if (!session.beginImmediate()) {
+                return Optional.empty(); // another process took it in the gap: it holds the lock now
+            }
+            SqliteSession.Record record = session.read();
+            if (record != null && record.token() == token && record.owner() != null
+                    && owner.id().equals(record.owner().id())) {
+                return Optional.of(new SqliteGrant(session, owner.id(), token));
+            }
+            // Another process took and released the lock in the gap, so our token is not the
+            // newest any more. We hold the lock again: issue a fresh one.
+        }
+        rollbackQuietly(session);
+        return Optional.empty();
+    }
+
+    @Override
+    public void release(Grant grant) {
+        SqliteGrant g = (SqliteGrant) grant;
+        boolean reusable;
+        synchronized (g) {
+            if (g.released) {
+                return;
+            }
+            g.released = true;
+            try {
+                g.session.rollback();
+                reusable = true;
+            } catch (SQLException e) {
+                reusable = false;
+            }
+        }
+        if (reusable) {
+            giveBack(g.session);
+        } else {
+            g.session.close(); // closing the connection ends the transaction, and the lock, too
+        }
+    }
+
+    @Override
+    public boolean verify(Grant grant) {
+        SqliteGrant g = (SqliteGrant) grant;
+        synchronized (g) {
+            if (g.released || !g.session.isOpen()) {
+                return false;
+            }
+            try {
+                if (!g.session.stillInTransaction() || !g.session.stillAtPath()) {
+                    return false;
+                }
+                SqliteSession.Record record = g.session.read();
+                return record != null && record.owner() != null && g.ownerId.equals(record.owner().id());
+            } catch (SQLException e) {
+                if (!g.session.isOpen()) {
+                    return false;
+                }
+                throw failure("cannot check the lock on " + g.session.path, e);
+            }
+        }
+    }
+
+    @Override
+    public LockStatus status(String name) {
+        Path path = lockPath(name);
+        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
+            return new LockStatus(name, LockStatus.State.FREE, Optional.empty(), -1);
+        }
+        if (!Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)) {
+            log.warn("{} is not a regular file (a planted link?); it is never opened", path);
+            return new LockStatus(name, LockStatus.State.UNKNOWN, Optional.empty(), -1);
+        }
+        SqliteSession session = take(path);
+        try {
+            SqliteSession.Record record;
+            LockStatus.State state;
+            try {
+                record = session.read();
+            } catch (SQLException e) {
+                if (!SqliteSession.isBusy(e)) {
+                    throw e;
+                }
+                record = null;
+            }
+            // Probe by trying the lock and at once giving it back, as `kanuki-file` does with the OS lock.
+            if (session.beginImmediate()) {
+                session.rollback();
+                state = LockStatus.State.FREE;
+            } else {
+                state = LockStatus.State.HELD;
+            }
+            giveBack(session);
+            if (record != null && !record.name().equals(name)) {
+                log.warn("lock database {} records lock '{}', not '{}'", path, LockNames.printable(record.name()),
+                        LockNames.printable(name));
+                return new LockStatus(name, LockStatus.State.UNKNOWN, Optional.empty(), -1);
+            }
+            return new LockStatus(name, state, Optional.ofNullable(record == null ? null : record.owner()),
+                    record == null ? -1 : record.token());
+        } catch (SQLException e) {
+            session.close();
+            throw failure("cannot read the status of " + path, e);
+        }
+    }
+
+    /**
+     * Every lock database in the directory (every name ever locked there), with its record and
+     * whether it is held now (probed as {@link #status} does).
+     */
+    @Override
+    public List<LockStatus> list() {
+        List<Path> files;
+        try (java.util.stream.Stream<Path> entries = Files.list(directory)) {
+            files = entries.filter(p -> LOCK_FILE.matcher(p.getFileName().toString()).matches())
+                    .filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)).sorted().toList();
+        } catch (IOException e) {
+            throw new LockBackendException("cannot list " + directory + ": " + e, "check the directory's permissions", e);
+        }
+        List<LockStatus> out = new ArrayList<>();
+        for (Path file : files) {
+            SqliteSession session = take(file);
+            try {
+                SqliteSession.Record record = session.read();
+                if (record == null || !SqliteNames.lockFile(record.name()).equals(file.getFileName().toString())) {
+                    giveBack(session);
+                    continue; // empty, or not the database of the name it records
+                }
+                LockStatus.State state;
+                if (session.beginImmediate()) {
+                    session.rollback();
+                    state = LockStatus.State.FREE;
+                } else {
+                    state = LockStatus.State.HELD;
+                }
+                giveBack(session);
+                out.add(new LockStatus(record.name(), state, Optional.ofNullable(record.owner()), record.token()));
+            } catch (SQLException e) {
+                session.close();
+                log.warn("cannot read lock database {}: {}", file, e.getMessage());
+            }
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------- idle sessions
+
+    private SqliteSession take(Path path) {
+        synchronized (idle) {
+            ArrayDeque<SqliteSession> sessions = idle.get(path);
+            if (sessions != null) {
+                SqliteSession s = sessions.pollLast();
+                if (sessions.isEmpty()) {
+                    idle.remove(path);
+                }
+                if (s != null) {
+                    idleCount--;
+                    return s;
+                }
+            }
+        }
+        try {
+            return SqliteSession.open(path, settings);
+        } catch (SQLException e) {
+            throw failure("cannot open lock database " + path, e);
+        } catch (IOException e) {
+            throw new LockBackendException("cannot open lock database " + path + ": " + e.getMessage(),
+                    "check the directory " + directory + " (free space, permissions, planted links)", e);
+        }
+    }
+
+    private void giveBack(SqliteSession session) {
+        List<SqliteSession> evicted = new ArrayList<>(1);
+        synchronized (idle) {
+            if (closed || !session.isOpen()) {
+                evicted.add(session);
+            } else {
+                idle.computeIfAbsent(session.path, p -> new ArrayDeque<>(2)).addLast(session);
+                idleCount++;
+                Iterator<Map.Entry<Path, ArrayDeque<SqliteSession>>> eldest = idle.entrySet().iterator();
+                while (idleCount > MAX_IDLE_SESSIONS && eldest.hasNext()) {
+                    ArrayDeque<SqliteSession> q = eldest.next().getValue();
+                    evicted.add(q.pollFirst());
+                    idleCount--;
+                    if (q.isEmpty()) {
+                        eldest.remove();
+                    }
+                }
+            }
+        }
+        evicted.forEach(SqliteSession::close);
+    }
+
+    @Override
+    public void close() {
+        List<SqliteSession> all = new ArrayList<>();
+        synchronized (idle) {
+            closed = true;
+            idle.values().forEach(all::addAll);
+            idle.clear();
+            idleCount = 0;
+        }
+        all.forEach(SqliteSession::close);
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private static void rollbackQuietly(SqliteSession session) {
+        try {
+            session.rollback();
+        } catch (SQLException e) {
+            session.close();
+        }
+    }
+
+    private LockBackendException failure(String what, SQLException e) {
+        String hint = SqliteSession.isBusy(e) ? "another process keeps the database busy; retry"
+                : "check " + directory + " (free space, permissions, a damaged database file)";
+        return new LockBackendException(what + ": " + e.getMessage(), hint, e);
+    }
+}

@@ -1,0 +1,42 @@
+package dev.kanuki.sqlite;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kanuki.contract.ContractFor;
+import dev.kanuki.contract.LockProviderContract;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/** {@code sqlite:DIR} passes the contract. */
+@ContractFor("sqlite")
+class SqliteContractTest extends LockProviderContract {
+    @Override
+    protected String uri(Path tempDir) {
+        return "sqlite:" + tempDir.resolve("locks.db");
+    }
+
+    @Override
+    protected void assertNothingOutside(Path tempDir) throws Exception {
+        Set<String> top;
+        try (Stream<Path> list = Files.list(tempDir)) {
+            top = list.map(p -> p.getFileName().toString()).collect(Collectors.toSet());
+        }
+        assertEquals(Set.of("locks.db"), top, "files appeared outside the lock directory");
+        List<Path> entries;
+        try (Stream<Path> walk = Files.walk(tempDir.resolve("locks.db"))) {
+            entries = walk.skip(1).toList();
+        }
+        for (Path entry : entries) {
+            assertEquals(tempDir.resolve("locks.db"), entry.getParent(), "a lock database left the directory: " + entry);
+            assertTrue(Files.isRegularFile(entry, LinkOption.NOFOLLOW_LINKS), "not a regular file: " + entry);
+            assertTrue(entry.getFileName().toString().matches("[A-Za-z0-9_-][A-Za-z0-9._-]*\\.db(-wal|-shm|-journal)?"),
+                    "unsafe lock database name: " + entry.getFileName());
+        }
+    }
+}
