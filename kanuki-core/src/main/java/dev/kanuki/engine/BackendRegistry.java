@@ -38,7 +38,8 @@ public final class BackendRegistry {
         if (factory == null) {
             throw new IllegalArgumentException("no kanuki backend handles '" + scheme + ":' URIs (known: "
                     + String.join(", ", factories().keySet())
-                    + "); add the module kanuki-" + scheme + " to the class path, or check the spelling");
+                    + "); add the kanuki module that provides it to the class path (kanuki-file: file:, kanuki-sqlite:"
+                    + " sqlite:, kanuki-jdbc: postgresql:, mysql:, mariadb:), or check the spelling");
         }
         return factory;
     }

@@ -22,6 +22,8 @@ final class EngineHandle implements LockHandle {
     /** Non-null for shared holders: the backend grant they hold together. */
     final Gate.SharedGrant shared;
     private final AtomicInteger state = new AtomicInteger(HELD);
+    /** A cheap hash for the provider's set of live handles (an identity hash costs more). */
+    private final int hash = java.util.concurrent.ThreadLocalRandom.current().nextInt();
     private volatile CompletableFuture<LockLostException> lost;
     private volatile LockLostException lostReason;
     /** Lease bookkeeping for the watchdog, in System.nanoTime() terms. */
@@ -111,6 +113,16 @@ final class EngineHandle implements LockHandle {
             }
             s = state.get();
         }
+    }
+
+    @Override
+    public int hashCode() {
+        return hash;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return this == other;
     }
 
     @Override

@@ -46,7 +46,7 @@ public final class EngineLockProvider implements LockProvider {
     private volatile boolean closed;
 
     private EngineLockProvider(String uri, LockBackend backend, Duration lease, Duration poll) {
-        this.uri = uri;
+        this.uri = LockUri.parse(uri).redacted();
         this.backend = backend;
         this.capabilities = backend.capabilities();
         this.scope = backend.scope();
@@ -63,21 +63,53 @@ public final class EngineLockProvider implements LockProvider {
      */
     public static LockProvider open(String uri) {
         LockUri parsed = LockUri.parse(uri);
-        Duration lease = parsed.durationParam("lease", DEFAULT_LEASE);
-        Duration poll = parsed.durationParam("poll", DEFAULT_POLL);
-        if (lease.compareTo(Duration.ofMillis(100)) < 0) {
-            throw new IllegalArgumentException("lease=" + parsed.params().get("lease") + " in '" + uri
-                    + "' is too short; use at least 100ms (the watchdog renews at a third of it)");
-        }
-        if (poll.isZero()) {
-            throw new IllegalArgumentException("poll=0 in '" + uri + "' would spin; use e.g. poll=5ms");
-        }
+        EngineOptions options = EngineOptions.of(parsed);
         LockBackend backend = BackendRegistry.forScheme(parsed.scheme()).create(parsed);
-        EngineLockProvider provider = new EngineLockProvider(uri, backend, lease, poll);
+        return register(new EngineLockProvider(uri, backend, options.lease, options.poll));
+    }
+
+    /**
+     * Wraps a backend built by its module rather than from a URI (for example kanuki-jdbc's
+     * {@code JdbcLocks.provider(dataSource, dialect)}) in the engine.
+     *
+     * @param description a URI-like text naming the backend; its {@code lease} and {@code poll}
+     *     options are read, e.g. {@code postgresql:datasource?lease=10s}
+     * @param backend the backend; the provider closes it when it closes (also when this throws)
+     * @return the open provider
+     * @throws IllegalArgumentException when the engine options are invalid
+     */
+    public static LockProvider open(String description, LockBackend backend) {
+        try {
+            EngineOptions options = EngineOptions.of(LockUri.parse(description));
+            return register(new EngineLockProvider(description, backend, options.lease, options.poll));
+        } catch (RuntimeException | Error e) {
+            backend.close();
+            throw e;
+        }
+    }
+
+    private static EngineLockProvider register(EngineLockProvider provider) {
         OPEN.add(provider);
         return provider;
     }
 
+    /** The options every URI may carry for the engine itself. */
+    private record EngineOptions(Duration lease, Duration poll) {
+        static EngineOptions of(LockUri parsed) {
+            Duration lease = parsed.durationParam("lease", DEFAULT_LEASE);
+            Duration poll = parsed.durationParam("poll", DEFAULT_POLL);
+            if (lease.compareTo(Duration.ofMillis(100)) < 0) {
+                throw new IllegalArgumentException("lease=" + parsed.params().get("lease") + " in '" + parsed.redacted()
+                        + "' is too short; use at least 100ms (the watchdog renews at a third of it)");
+            }
+            if (poll.isZero()) {
+                throw new IllegalArgumentException("poll=0 in '" + parsed.redacted() + "' would spin; use e.g. poll=5ms");
+            }
+            return new EngineOptions(lease, poll);
+        }
+    }
+
+    /** @return the URI this provider was opened with, passwords masked */
     @Override
     public String uri() {
         return uri;

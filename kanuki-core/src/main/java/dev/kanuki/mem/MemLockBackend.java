@@ -36,7 +36,7 @@ final class MemLockBackend implements LockBackend {
 
     /** The locks of one namespace. */
     private static final class Namespace {
-        final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
+        final ConcurrentHashMap<Key, Entry> entries = new ConcurrentHashMap<>();
         final AtomicLong fencing = new AtomicLong();
     }
 
@@ -53,7 +53,7 @@ final class MemLockBackend implements LockBackend {
         }
     }
 
-    private record MemGrant(String key, Entry entry, LockMode mode, long fencingToken) implements Grant {
+    private record MemGrant(Key key, Entry entry, LockMode mode, long fencingToken) implements Grant {
     }
 
     @Override
@@ -66,13 +66,17 @@ final class MemLockBackend implements LockBackend {
         return "mem:" + namespaceName;
     }
 
-    private static String key(LockRequest request) {
-        return request.mode() == LockMode.PERMIT ? "S\u0000" + request.name() : "L\u0000" + request.name();
+    /** Locks and semaphores of one name are different entries; the name's cached hash is reused. */
+    private record Key(boolean permit, String name) {
+    }
+
+    private static Key key(LockRequest request) {
+        return new Key(request.mode() == LockMode.PERMIT, request.name());
     }
 
     @Override
     public Optional<Grant> tryAcquire(LockRequest request) {
-        String key = key(request);
+        Key key = key(request);
         while (true) {
             Entry entry = namespace.entries.computeIfAbsent(key, k -> new Entry());
             synchronized (entry) {
@@ -84,7 +88,7 @@ final class MemLockBackend implements LockBackend {
         }
     }
 
-    private MemGrant take(String key, Entry entry, LockRequest request) {
+    private MemGrant take(Key key, Entry entry, LockRequest request) {
         switch (request.mode()) {
             case EXCLUSIVE -> {
                 if (entry.exclusive != null || entry.shared > 0) {
@@ -117,7 +121,7 @@ final class MemLockBackend implements LockBackend {
 
     @Override
     public Optional<Grant> awaitAcquire(LockRequest request, Duration maxWait) throws InterruptedException {
-        String key = key(request);
+        Key key = key(request);
         long deadline = System.nanoTime() + maxWait.toNanos();
         while (true) {
             Entry entry = namespace.entries.computeIfAbsent(key, k -> new Entry());
@@ -172,7 +176,7 @@ final class MemLockBackend implements LockBackend {
 
     @Override
     public LockStatus status(String name) {
-        Entry entry = namespace.entries.get("L\u0000" + name);
+        Entry entry = namespace.entries.get(new Key(false, name));
         if (entry == null) {
             return new LockStatus(name, LockStatus.State.FREE, Optional.<OwnerInfo>empty(), -1);
         }

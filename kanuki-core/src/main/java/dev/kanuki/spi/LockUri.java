@@ -165,8 +165,17 @@ public final class LockUri {
         }
     }
 
+    /**
+     * @return the URI with secrets masked ({@code password=***}, {@code user:***@host}), for
+     *     messages and logs
+     */
+    public String redacted() {
+        String out = original.replaceAll("(?i)([?&](password|pass|pwd|secret|token)=)[^&]*", "$1***");
+        return out.replaceAll("^([A-Za-z][A-Za-z0-9+.-]*://[^/@:?]*):[^/@?]*@", "$1:***@");
+    }
+
     @Override
     public String toString() {
-        return original;
+        return redacted();
     }
 }

@@ -62,7 +62,7 @@ public abstract class ContractCoverageCheck {
             Class<?> type = Class.forName(name, false, getClass().getClassLoader());
             ContractFor contractFor = type.getAnnotation(ContractFor.class);
             if (contractFor != null && LockProviderContract.class.isAssignableFrom(type)) {
-                schemes.add(contractFor.value());
+                schemes.addAll(java.util.List.of(contractFor.value()));
             }
         }
         return schemes;

@@ -12,6 +12,6 @@ import java.lang.annotation.Target;
 @Retention(RetentionPolicy.RUNTIME)
 @Target(ElementType.TYPE)
 public @interface ContractFor {
-    /** @return the URI scheme, e.g. {@code file} */
-    String value();
+    /** @return the URI schemes the test covers, e.g. {@code file}, or {@code {"mysql", "mariadb"}} for aliases */
+    String[] value();
 }

@@ -41,6 +41,14 @@ class LockUriTest {
     }
 
     @Test
+    void secretsAreMaskedInMessages() {
+        assertEquals("postgresql://db/app?user=me&password=***&lease=5s",
+                LockUri.parse("postgresql://db/app?user=me&password=hunter2&lease=5s").redacted());
+        assertEquals("mysql://me:***@db:3306/app", LockUri.parse("mysql://me:hunter2@db:3306/app").redacted());
+        assertEquals("file:/var/lock/app", LockUri.parse("file:/var/lock/app").redacted());
+    }
+
+    @Test
     void unknownSchemesAndBadEngineOptionsFailAtOpen() {
         IllegalArgumentException scheme = assertThrows(IllegalArgumentException.class, () -> LockProvider.open("carrier://x"));
         assertTrue(scheme.getMessage().contains("carrier") && scheme.getMessage().contains("mem"), scheme.getMessage());

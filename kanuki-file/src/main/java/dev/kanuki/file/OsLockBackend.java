@@ -23,7 +23,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -51,11 +50,7 @@ final class OsLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(OsLockBackend.class);
     private static final Capabilities CAPABILITIES = new Capabilities(LeaseKind.SESSION,
             true, true, true, true, true, true);
-    private static final ScheduledExecutorService ALARMS = Executors.newSingleThreadScheduledExecutor(task -> {
-        Thread t = new Thread(task, "kanuki-file-alarm");
-        t.setDaemon(true);
-        return t;
-    });
+    private static final ScheduledExecutorService ALARMS = alarms();
     private static final long PERMIT_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
     private final LockFileTable.DirectoryFiles files;
@@ -64,6 +59,16 @@ final class OsLockBackend implements LockBackend {
     OsLockBackend(Path directory) {
         this.directory = directory;
         this.files = LockFileTable.open(directory);
+    }
+
+    private static ScheduledExecutorService alarms() {
+        java.util.concurrent.ScheduledThreadPoolExecutor alarms = new java.util.concurrent.ScheduledThreadPoolExecutor(1, task -> {
+            Thread t = new Thread(task, "kanuki-file-alarm");
+            t.setDaemon(true);
+            return t;
+        });
+        alarms.setRemoveOnCancelPolicy(true); // a cancelled alarm must not stay queued until its time
+        return alarms;
     }
 
     /** A held OS lock. */

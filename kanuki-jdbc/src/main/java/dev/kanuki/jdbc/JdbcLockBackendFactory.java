@@ -68,9 +68,6 @@ public final class JdbcLockBackendFactory implements LockBackendFactory {
      */
     static SqlLockBackend create(LockUri uri, ToLongFunction<String> keyOverride) {
         Dialect dialect = Dialect.forScheme(uri.scheme());
-        if (uri.body().startsWith(DataSourceRegistry.PREFIX)) {
-            return fromDataSource(uri, dialect, keyOverride);
-        }
         Set<String> known = new HashSet<>(OPTIONS);
         uri.params().keySet().stream().filter(k -> k.startsWith("jdbc.") && k.length() > 5).forEach(known::add);
         uri.rejectUnknownOptions(known);
@@ -131,10 +128,14 @@ public final class JdbcLockBackendFactory implements LockBackendFactory {
         return build(dialect, source, uri, description, () -> { }, keyOverride);
     }
 
-    private static SqlLockBackend fromDataSource(LockUri uri, Dialect dialect, ToLongFunction<String> keyOverride) {
+    /**
+     * A backend over an application's DataSource (see {@link JdbcLocks}).
+     *
+     * @param uri carries only the options, e.g. {@code postgresql:datasource?table=app_locks}
+     */
+    static SqlLockBackend fromDataSource(DataSource dataSource, LockUri uri, Dialect dialect,
+                                         ToLongFunction<String> keyOverride) {
         uri.rejectUnknownOptions(DATASOURCE_OPTIONS);
-        String id = uri.body().substring(DataSourceRegistry.PREFIX.length());
-        DataSource dataSource = DataSourceRegistry.get(id);
         String description = dialect.scheme() + " DataSource " + dataSource.getClass().getName();
         ConnectionSource source = new ConnectionSource() {
             @Override
@@ -152,7 +153,7 @@ public final class JdbcLockBackendFactory implements LockBackendFactory {
                 return true;
             }
         };
-        return build(dialect, source, uri, null, () -> DataSourceRegistry.remove(id), keyOverride);
+        return build(dialect, source, uri, null, () -> { }, keyOverride);
     }
 
     /**

@@ -1,6 +1,8 @@
 package dev.kanuki.jdbc;
 
 import dev.kanuki.LockProvider;
+import dev.kanuki.engine.EngineLockProvider;
+import dev.kanuki.spi.LockUri;
 import java.util.Objects;
 import javax.sql.DataSource;
 
@@ -51,13 +53,8 @@ public final class JdbcLocks {
         Objects.requireNonNull(dataSource, "dataSource");
         Objects.requireNonNull(dialect, "dialect");
         Objects.requireNonNull(options, "options");
-        String id = DataSourceRegistry.register(dataSource);
-        try {
-            return LockProvider.open(dialect.scheme() + ":" + DataSourceRegistry.PREFIX + id
-                    + (options.isEmpty() ? "" : "?" + options));
-        } catch (RuntimeException | Error e) {
-            DataSourceRegistry.remove(id);
-            throw e;
-        }
+        LockUri description = LockUri.parse(dialect.scheme() + ":datasource" + (options.isEmpty() ? "" : "?" + options));
+        return EngineLockProvider.open(description.original(),
+                JdbcLockBackendFactory.fromDataSource(dataSource, description, dialect, null));
     }
 }

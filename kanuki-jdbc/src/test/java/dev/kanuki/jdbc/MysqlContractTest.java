@@ -6,7 +6,7 @@ import dev.kanuki.testkit.MariaDbServer;
 import java.nio.file.Path;
 
 /** {@code mysql://} passes the contract against a real MariaDB server. */
-@ContractFor("mysql")
+@ContractFor({"mysql", "mariadb"})
 class MysqlContractTest extends LockProviderContract {
     private static String uri;
 

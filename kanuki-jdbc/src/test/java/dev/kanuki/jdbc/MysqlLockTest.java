@@ -57,6 +57,25 @@ class MysqlLockTest {
      * at most 64, and names that share a long prefix (longer than the readable part) stay apart.
      */
     @Test
+    void mariadbSchemeIsTheSameBackendAsMysql() {
+        try (LockProvider mysql = LockProvider.open(uri);
+             LockProvider mariadb = LockProvider.open(uri.replaceFirst("^mysql:", "mariadb:"))) {
+            try (LockHandle h = mariadb.lock("alias/job").acquire(Duration.ofSeconds(5))) {
+                assertTrue(mysql.lock("alias/job").tryAcquire().isEmpty(), "mariadb:// and mysql:// must share locks");
+                h.verify();
+            }
+        }
+    }
+
+    @Test
+    void passwordsNeverAppearInMessages() {
+        try (LockProvider locks = LockProvider.open(uri + "&password=")) {
+            assertFalse(LockUri.parse(uri + "&password=hunter2").redacted().contains("hunter2"));
+            assertFalse(locks.toString().contains("password=&"), locks.toString());
+        }
+    }
+
+    @Test
     void namesOver64CharactersAreHashedAndStayDistinct() throws Exception {
         String prefix = "reports/2026/".repeat(10); // 130 characters
         List<String> names = List.of(prefix + "a", prefix + "b", "x".repeat(65), "x".repeat(1024),
