@@ -23,10 +23,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,7 +47,6 @@ final class OsLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(OsLockBackend.class);
     private static final Capabilities CAPABILITIES = new Capabilities(LeaseKind.SESSION,
             true, true, true, true, true, true);
-    private static final ScheduledExecutorService ALARMS = alarms();
     private static final long PERMIT_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
     private final LockFileTable.DirectoryFiles files;
@@ -59,16 +55,6 @@ final class OsLockBackend implements LockBackend {
     OsLockBackend(Path directory) {
         this.directory = directory;
         this.files = LockFileTable.open(directory);
-    }
-
-    private static ScheduledExecutorService alarms() {
-        java.util.concurrent.ScheduledThreadPoolExecutor alarms = new java.util.concurrent.ScheduledThreadPoolExecutor(1, task -> {
-            Thread t = new Thread(task, "kanuki-file-alarm");
-            t.setDaemon(true);
-            return t;
-        });
-        alarms.setRemoveOnCancelPolicy(true); // a cancelled alarm must not stay queued until its time
-        return alarms;
     }
 
     /** A held OS lock. */
@@ -264,36 +250,22 @@ final class OsLockBackend implements LockBackend {
         return confirm(file, lock, request, shared);
     }
 
-    /**
-     * Interrupts a thread blocked in {@code FileChannel.lock()} when its wait runs out: the only
-     * way to bound that call. The state makes sure an alarm that fires late is told apart.
-     */
+    /** An alarm for one blocking wait; none when the wait is unbounded. */
     private static final class Alarm {
-        private static final int WAITING = 0;
-        private static final int DONE = 1;
-        private static final int FIRED = 2;
-        private final AtomicInteger state = new AtomicInteger(WAITING);
-        private final ScheduledFuture<?> task;
+        private final InterruptAlarms.Alarm armed;
 
         Alarm(Thread thread, Duration after) {
             long nanos = after.toNanos();
-            task = nanos >= Long.MAX_VALUE / 4 ? null : ALARMS.schedule(() -> {
-                if (state.compareAndSet(WAITING, FIRED)) {
-                    thread.interrupt();
-                }
-            }, nanos, TimeUnit.NANOSECONDS);
+            armed = nanos >= Long.MAX_VALUE / 4 ? null : InterruptAlarms.SHARED.arm(thread, nanos);
         }
 
         /** @return true when the alarm had already fired */
         boolean cancel() {
-            if (task != null) {
-                task.cancel(false);
-            }
-            return !state.compareAndSet(WAITING, DONE) && state.get() == FIRED;
+            return armed != null && armed.cancel();
         }
 
         boolean fired() {
-            return state.get() == FIRED || cancel();
+            return cancel();
         }
     }
 
