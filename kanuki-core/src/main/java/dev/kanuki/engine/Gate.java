@@ -165,6 +165,14 @@ final class Gate {
                 if (w.isDone()) {
                     return finish(w, null);
                 }
+                if (!backend.tryBeforeWait() && backend.capabilities().blockingWait() && w.remainingNanos() > 0) {
+                    // A blocking wait returns at once when the lock is free: no separate try first.
+                    Optional<Grant> grant = backend.awaitAcquire(w.request, Duration.ofNanos(w.remainingNanos()));
+                    if (grant.isPresent()) {
+                        return finish(w, grant.get());
+                    }
+                    continue;
+                }
                 Optional<Grant> grant = backend.tryAcquire(w.request);
                 if (grant.isPresent()) {
                     return finish(w, grant.get());

@@ -61,6 +61,18 @@ public interface LockBackend extends AutoCloseable {
     }
 
     /**
+     * Whether the engine should make a {@link #tryAcquire} attempt before a blocking
+     * {@link #awaitAcquire}. Backends whose blocking wait returns at once when the lock is free,
+     * for the same cost as a try, return false and save the extra attempt on every contended
+     * acquisition.
+     *
+     * @return true (the default) to try first
+     */
+    default boolean tryBeforeWait() {
+        return true;
+    }
+
+    /**
      * Releases a grant. Must not throw when the lock was already lost.
      *
      * @param grant a grant from this backend

@@ -198,6 +198,12 @@ final class OsLockBackend implements LockBackend {
         }
     }
 
+    /** {@code FileChannel.lock()} returns at once when the file is free: no separate try needed. */
+    @Override
+    public boolean tryBeforeWait() {
+        return false;
+    }
+
     @Override
     public Optional<Grant> awaitAcquire(LockRequest request, Duration maxWait) throws InterruptedException {
         long deadline = System.nanoTime() + maxWait.toNanos();
