@@ -147,25 +147,23 @@ final class OsLockBackend implements LockBackend {
         ByteBuffer buffer = OwnerRecord.buffer(file.nameBytes.length);
         try {
             int length = readFully(channel, buffer, OwnerRecord.SIZE);
-            OwnerRecord.Read read = OwnerRecord.decode(buffer, length);
-            long token = switch (read.kind()) {
-                case EMPTY -> 1;
-                case VALID -> read.record().token() + 1;
-                case CORRUPTED -> {
-                    long fromClock = System.currentTimeMillis() * 1000;
-                    log.warn("lock file {} has a corrupted record ({}); it is rewritten and fencing resumes at {}",
-                            file.path, read.problem(), fromClock);
-                    yield fromClock;
-                }
-            };
-            OwnerInfo owner = request.owner();
-            new OwnerRecord(token, new OwnerInfo(owner.host(), owner.pid(), owner.id(), owner.acquiredAt(), null))
-                    .encode(buffer, file.nameBytes);
+            long previous = OwnerRecord.token(buffer, length);
+            long token;
+            if (previous >= 0) {
+                token = previous + 1;
+            } else if (previous == OwnerRecord.NO_RECORD) {
+                token = 1;
+            } else {
+                token = System.currentTimeMillis() * 1000;
+                log.warn("lock file {} has a corrupted record ({}); it is rewritten and fencing resumes at {}",
+                        file.path, OwnerRecord.decode(buffer, length).problem(), token);
+            }
+            OwnerRecord.encode(buffer, token, request.owner(), -1, file.nameBytes);
             int size = buffer.remaining();
             while (buffer.hasRemaining()) {
                 channel.write(buffer, buffer.position());
             }
-            if (read.kind() != OwnerRecord.Kind.VALID && channel.size() > size) {
+            if (previous < 0 && channel.size() > size) {
                 channel.truncate(size);
             }
             return token;

@@ -47,15 +47,19 @@ record OwnerRecord(long token, OwnerInfo owner) {
 
     /** Writes the record, then the lock name, into {@code out} from position 0, and flips it. */
     void encode(ByteBuffer out, byte[] name) {
+        encode(out, token, owner, owner.leaseUntil() == null ? -1 : owner.leaseUntil().toEpochMilli(), name);
+    }
+
+    /** The hot path of the os strategy: no intermediate objects. */
+    static void encode(ByteBuffer out, long token, OwnerInfo owner, long leaseUntilMillis, byte[] name) {
         out.clear();
         out.put(MAGIC);
         out.putLong(token);
         out.putLong(owner.pid());
         out.putLong(owner.acquiredAt().toEpochMilli());
-        out.putLong(owner.leaseUntil() == null ? -1 : owner.leaseUntil().toEpochMilli());
-        byte[] id = idBytes(owner.id());
-        out.put(id, 0, 16);
-        byte[] host = owner.host().getBytes(StandardCharsets.UTF_8);
+        out.putLong(leaseUntilMillis);
+        putId(out, owner.id());
+        byte[] host = hostBytes(owner.host());
         int hostLength = Math.min(host.length, MAX_HOST);
         out.putShort((short) hostLength);
         out.put(host, 0, hostLength);
@@ -70,22 +74,60 @@ record OwnerRecord(long token, OwnerInfo owner) {
         out.flip();
     }
 
-    private static byte[] idBytes(String hex) {
-        byte[] out = new byte[16];
-        try {
-            byte[] parsed = HexFormat.of().parseHex(hex);
-            System.arraycopy(parsed, 0, out, 0, Math.min(16, parsed.length));
-        } catch (IllegalArgumentException e) {
-            // ids are always 32 hex digits from ProcessIdentity; anything else keeps zeros
+    /** Puts 16 bytes parsed from 32 hex digits (ids from ProcessIdentity); anything else puts zeros. */
+    private static void putId(ByteBuffer out, String hex) {
+        for (int i = 0; i < 16; i++) {
+            int hi = 2 * i < hex.length() ? Character.digit(hex.charAt(2 * i), 16) : -1;
+            int lo = 2 * i + 1 < hex.length() ? Character.digit(hex.charAt(2 * i + 1), 16) : -1;
+            out.put(hi < 0 || lo < 0 ? 0 : (byte) (hi << 4 | lo));
         }
-        return out;
+    }
+
+    private static volatile String cachedHost = "";
+    private static volatile byte[] cachedHostBytes = new byte[0];
+
+    /** This process writes the same host name every time: encode it once. */
+    private static byte[] hostBytes(String host) {
+        if (host.equals(cachedHost)) {
+            return cachedHostBytes;
+        }
+        byte[] bytes = host.getBytes(StandardCharsets.UTF_8);
+        cachedHostBytes = bytes;
+        cachedHost = host;
+        return bytes;
     }
 
     /**
-     * @param data the first bytes of a lock file (array-backed, position 0)
-     * @param length how many bytes were read
-     * @return the record, or EMPTY for a new file, or CORRUPTED with the reason
+     * Reads only the token, checking magic and checksum: the hot path of taking a lock.
+     *
+     * @return the token, {@link #NO_RECORD} for a new (empty) file, {@link #DAMAGED} otherwise
      */
+    static long token(ByteBuffer data, int length) {
+        if (length <= 0) {
+            return NO_RECORD;
+        }
+        if (length < SIZE) {
+            return DAMAGED;
+        }
+        byte[] a = data.array();
+        int base = data.arrayOffset();
+        for (int i = 0; i < MAGIC.length; i++) {
+            if (a[base + i] != MAGIC[i]) {
+                return DAMAGED;
+            }
+        }
+        CRC32C crc = new CRC32C();
+        crc.update(a, base, CRC_AT);
+        if (data.getInt(CRC_AT) != (int) crc.getValue()) {
+            return DAMAGED;
+        }
+        long token = data.getLong(8);
+        return token < 0 ? DAMAGED : token;
+    }
+
+    static final long NO_RECORD = -1;
+    static final long DAMAGED = -2;
+
     /**
      * @param data a buffer holding what {@link #encode} wrote
      * @param length how many bytes were read
@@ -102,6 +144,11 @@ record OwnerRecord(long token, OwnerInfo owner) {
         return new String(data.array(), data.arrayOffset() + SIZE + 4, n, StandardCharsets.UTF_8);
     }
 
+    /**
+     * @param data the first bytes of a lock file (array-backed, position 0)
+     * @param length how many bytes were read
+     * @return the record, or EMPTY for a new file, or CORRUPTED with the reason
+     */
     static Read decode(ByteBuffer data, int length) {
         if (length <= 0) {
             return Read.EMPTY_FILE;
