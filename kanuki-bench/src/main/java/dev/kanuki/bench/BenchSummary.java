@@ -61,9 +61,38 @@ final class BenchSummary {
                 System.out.printf("  %s vs %s: not measured%n", pair.kanuki(), pair.raw());
                 continue;
             }
-            System.out.printf(Locale.ROOT, "  %-16s %s vs %-24s %s = %.2fx%n",
+            System.out.printf(Locale.ROOT, "  %-16s %s vs %-24s %s = %.2fx%s%n",
                     pair.kanuki(), time(k.getScore(), k.getScoreUnit()),
-                    pair.raw(), time(raw.getScore(), raw.getScoreUnit()), k.getScore() / raw.getScore());
+                    pair.raw(), time(raw.getScore(), raw.getScoreUnit()), k.getScore() / raw.getScore(),
+                    medians(k, raw));
+        }
+    }
+
+    /**
+     * Prints pairs compared by their average, once per value of a {@code @Param} (e.g. each file
+     * strategy): within one value, {@link Pair} labels are benchmark method names.
+     */
+    static void printAveragesByParam(Collection<RunResult> results, String param, List<Pair> pairs) {
+        Map<String, Map<String, Result<?>>> byValue = new LinkedHashMap<>();
+        for (RunResult r : results) {
+            String benchmark = r.getParams().getBenchmark();
+            byValue.computeIfAbsent(String.valueOf(r.getParams().getParam(param)), v -> new LinkedHashMap<>())
+                    .put(benchmark.substring(benchmark.lastIndexOf('.') + 1), r.getPrimaryResult());
+        }
+        System.out.println();
+        System.out.println("kanuki vs raw (average per acquire+release), by " + param + ":");
+        for (Map.Entry<String, Map<String, Result<?>>> value : byValue.entrySet()) {
+            for (Pair pair : pairs) {
+                Result<?> k = value.getValue().get(pair.kanuki());
+                Result<?> raw = value.getValue().get(pair.raw());
+                if (k == null || raw == null) {
+                    continue;
+                }
+                System.out.printf(Locale.ROOT, "  %-8s %-8s %s vs %-9s %s = %.2fx%s%n", value.getKey(),
+                        pair.kanuki(), time(k.getScore(), k.getScoreUnit()),
+                        pair.raw(), time(raw.getScore(), raw.getScoreUnit()), k.getScore() / raw.getScore(),
+                        medians(k, raw));
+            }
         }
     }
 
@@ -95,6 +124,21 @@ final class BenchSummary {
                     time(ks.getPercentile(99), unit), time(rs.getPercentile(99), unit),
                     time(ks.getMean(), unit), time(rs.getMean(), unit), ks.getMean() / rs.getMean());
         }
+    }
+
+    /**
+     * The same pair compared by the median of its measurement iterations: on a shared machine a
+     * burst of other load in one iteration moves the mean far more than the median.
+     */
+    private static String medians(Result<?> k, Result<?> raw) {
+        Statistics ks = k.getStatistics();
+        Statistics rs = raw.getStatistics();
+        if (ks.getN() < 3 || rs.getN() < 3) {
+            return "";
+        }
+        return String.format(Locale.ROOT, "   [iteration medians %s vs %s = %.2fx]",
+                time(ks.getPercentile(50), k.getScoreUnit()), time(rs.getPercentile(50), raw.getScoreUnit()),
+                ks.getPercentile(50) / rs.getPercentile(50));
     }
 
     private static String time(double value, String unit) {

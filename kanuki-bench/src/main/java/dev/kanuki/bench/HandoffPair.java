@@ -26,6 +26,15 @@ final class HandoffPair implements AutoCloseable {
             "threadsRawReentrantLock", "threadsKanukiMem", "threadsKanukiFileOs",
             "processesRawFileChannel", "processesRawFileChannelWithRecord", "processesKanukiFileOs");
 
+    /**
+     * {@code processesKanukiFile:STRATEGY}: this JVM and a partner JVM on a ttl strategy of
+     * {@code file:}, where a waiter polls ({@link PollingHandoffBench}).
+     */
+    static final String POLLING_PREFIX = "processesKanukiFile:";
+
+    /** {@code processes:PARTNERKIND}: this JVM and a partner JVM, any {@link HandoffParty#forProcess} kind. */
+    static final String PROCESSES_PREFIX = "processes:";
+
     private static final long START_TIMEOUT_SECONDS = 60;
     /** System property with extra JVM options for a partner process (e.g. GC logging). */
     static final String PARTNER_JVM_ARGS = "kanuki.bench.partnerJvmArgs";
@@ -87,7 +96,14 @@ final class HandoffPair implements AutoCloseable {
             case "processesKanukiFileOs":
                 return withProcess("kanukiFileOs");
             default:
-                throw new IllegalArgumentException("unknown handoff kind '" + kind + "'; one of " + KINDS);
+                if (kind.startsWith(PROCESSES_PREFIX)) {
+                    return withProcess(kind.substring(PROCESSES_PREFIX.length()));
+                }
+                if (kind.startsWith(POLLING_PREFIX)) {
+                    return withProcess(HandoffParty.TTL_KIND_PREFIX + kind.substring(POLLING_PREFIX.length()));
+                }
+                throw new IllegalArgumentException("unknown handoff kind '" + kind + "'; one of " + KINDS
+                        + " or " + POLLING_PREFIX + "STRATEGY");
         }
     }
 

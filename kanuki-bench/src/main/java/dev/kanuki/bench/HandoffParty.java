@@ -38,7 +38,8 @@ interface HandoffParty extends AutoCloseable {
     /**
      * Makes the party a partner process runs.
      *
-     * @param kind {@code rawFileChannel}, {@code rawFileChannelWithRecord} or {@code kanukiFileOs}
+     * @param kind {@code rawFileChannel}, {@code rawFileChannelWithRecord}, {@code kanukiFileOs} or
+     *     {@code kanukiFile:STRATEGY} (a ttl strategy)
      * @param dir the directory both processes share
      */
     static HandoffParty forProcess(String kind, Path dir) throws IOException {
@@ -46,8 +47,33 @@ interface HandoffParty extends AutoCloseable {
             case "rawFileChannel" -> new FileChannelParty(dir, false);
             case "rawFileChannelWithRecord" -> new FileChannelParty(dir, true);
             case "kanukiFileOs" -> KanukiParty.owning(LockProvider.open(fileOsUri(dir)));
-            default -> throw new IllegalArgumentException("unknown handoff kind: " + kind);
+            default -> {
+                if (kind.startsWith(TTL_KIND_PREFIX)) {
+                    yield KanukiParty.owning(LockProvider.open(fileTtlUri(dir, kind.substring(TTL_KIND_PREFIX.length()))));
+                }
+                if (kind.startsWith(KANUKI_URI_PREFIX)) {
+                    yield KanukiParty.owning(LockProvider.open(kind.substring(KANUKI_URI_PREFIX.length())));
+                }
+                if (kind.startsWith(PG_ADVISORY_PREFIX)) {
+                    yield new PgAdvisoryParty(kind.substring(PG_ADVISORY_PREFIX.length()));
+                }
+                throw new IllegalArgumentException("unknown handoff kind: " + kind);
+            }
         };
+    }
+
+    /** A partner kind {@code kanukiFile:STRATEGY} is kanuki on a ttl strategy ({@link PollingHandoffBench}). */
+    String TTL_KIND_PREFIX = "kanukiFile:";
+
+    /** A partner kind {@code kanuki:URI} is kanuki on any backend URI ({@link PgHandoffBench}). */
+    String KANUKI_URI_PREFIX = "kanuki:";
+
+    /** A partner kind {@code pgAdvisory:JDBC-URL} is {@link PgAdvisoryParty} ({@link PgHandoffBench}). */
+    String PG_ADVISORY_PREFIX = "pgAdvisory:";
+
+    /** @return the kanuki URI of a ttl strategy both processes open */
+    static String fileTtlUri(Path dir, String strategy) {
+        return "file:" + dir + "?strategy=" + strategy;
     }
 
     /** @return the kanuki URI both processes open */
@@ -173,6 +199,50 @@ interface HandoffParty extends AutoCloseable {
                 }
                 channels[i].close();
             }
+        }
+    }
+
+    /**
+     * Raw blocking {@code pg_advisory_lock(key)} / {@code pg_advisory_unlock(key)} on one
+     * connection of this party (advisory locks belong to the session), keys kanuki does not use.
+     */
+    final class PgAdvisoryParty implements HandoffParty {
+        private static final long KEY_BASE = 0x6b616e756b690000L;
+        private final java.sql.Connection connection;
+        private final java.sql.PreparedStatement lock;
+        private final java.sql.PreparedStatement unlock;
+
+        PgAdvisoryParty(String jdbcUrl) {
+            try {
+                connection = java.sql.DriverManager.getConnection(jdbcUrl);
+                lock = connection.prepareStatement("SELECT pg_advisory_lock(?)");
+                unlock = connection.prepareStatement("SELECT pg_advisory_unlock(?)");
+            } catch (java.sql.SQLException e) {
+                throw new IllegalStateException("cannot connect to " + jdbcUrl + ": " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public void lock(int i) throws java.sql.SQLException {
+            lock.setLong(1, KEY_BASE + i);
+            try (java.sql.ResultSet rs = lock.executeQuery()) {
+                rs.next();
+            }
+        }
+
+        @Override
+        public void unlock(int i) throws java.sql.SQLException {
+            unlock.setLong(1, KEY_BASE + i);
+            try (java.sql.ResultSet rs = unlock.executeQuery()) {
+                if (!rs.next() || !rs.getBoolean(1)) {
+                    throw new IllegalStateException("advisory lock " + i + " was not held");
+                }
+            }
+        }
+
+        @Override
+        public void close() throws java.sql.SQLException {
+            connection.close(); // ends the session and every advisory lock it held
         }
     }
 }

@@ -1,10 +1,12 @@
 package dev.kanuki.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.kanuki.LockProvider;
+import dev.kanuki.testkit.MissingServerException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -17,6 +19,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.openjdk.jmh.annotations.Param;
 
 /**
@@ -104,6 +107,149 @@ class BenchSmokeTest {
                 pair.step();
             }
             pair.checkPartner();
+        }
+    }
+
+    @Test
+    void fileStrategyBenchCoversEveryTtlStrategy() throws Exception {
+        for (Class<?> state : List.of(FileStrategyBench.Kanuki.class, FileStrategyBench.ByHand.class)) {
+            String[] values = state.getField("strategy").getAnnotation(Param.class).value();
+            assertEquals(List.of(TtlByHand.STRATEGIES), List.of(values), state.getSimpleName() + "'s @Param");
+        }
+        String[] polling = PollingHandoffBench.class.getField("strategy").getAnnotation(Param.class).value();
+        assertEquals(List.of(TtlByHand.STRATEGIES), List.of(polling), "PollingHandoffBench's @Param");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"mkdir", "symlink", "rename", "create", "queue"})
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void fileStrategy(String strategy) throws Exception {
+        assumeTrue(fileBackendPresent(), "no kanuki backend handles 'file:' yet (kanuki-file)");
+        FileStrategyBench bench = new FileStrategyBench();
+        FileStrategyBench.Kanuki kanuki = new FileStrategyBench.Kanuki();
+        kanuki.strategy = strategy;
+        kanuki.setUp();
+        try {
+            long first = bench.kanuki(kanuki);
+            assertEquals(first + 1, bench.kanuki(kanuki), "fencing tokens increase by one per acquisition");
+        } finally {
+            kanuki.tearDown();
+        }
+        FileStrategyBench.ByHand byHand = new FileStrategyBench.ByHand();
+        byHand.strategy = strategy;
+        byHand.setUp();
+        try {
+            for (int i = 0; i < 3; i++) {
+                bench.bare(byHand);
+            }
+            // enough rounds for the queue to pass its compaction size once
+            for (long expected = 1; expected <= (strategy.equals("queue") ? 300 : 3); expected++) {
+                assertEquals(expected, bench.sameWork(byHand), "the hand-written fencing counter");
+            }
+        } finally {
+            byHand.tearDown();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"mkdir", "symlink", "rename", "create", "queue"})
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void pollingHandoff(String strategy) throws Exception {
+        assumeTrue(fileBackendPresent(), "no kanuki backend handles 'file:' yet (kanuki-file)");
+        try (HandoffPair pair = HandoffPair.open(HandoffPair.POLLING_PREFIX + strategy)) {
+            for (int i = 0; i < 10; i++) {
+                pair.step();
+            }
+            pair.checkPartner();
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void pollingAttemptsCountsAWaiter() throws Exception {
+        assumeTrue(fileBackendPresent(), "no kanuki backend handles 'file:' yet (kanuki-file)");
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/strace")), "strace is not installed");
+        PollingAttempts.Result r = PollingAttempts.measure("mkdir", 300, null);
+        assertTrue(r.attempts() >= 2, "a waiter held off for 0.3 s tries more than once: " + r);
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void sqlSqlite() throws Exception {
+        SqlBench bench = new SqlBench();
+        SqlBench.Sqlite s = new SqlBench.Sqlite();
+        s.setUp();
+        try {
+            long first = bench.sqliteKanuki(s);
+            assertEquals(first + 1, bench.sqliteKanukiTry(s), "fencing tokens increase by one per acquisition");
+            bench.sqliteBare(s);
+            assertEquals(1, bench.sqliteSameStatements(s), "the hand-written token");
+            assertEquals(2, bench.sqliteSameStatements(s), "the hand-written token");
+        } finally {
+            s.tearDown();
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void sqlPostgres() throws Exception {
+        SqlBench bench = new SqlBench();
+        SqlBench.Postgres s = new SqlBench.Postgres();
+        try {
+            s.setUp();
+        } catch (MissingServerException e) {
+            assumeTrue(false, e.getMessage());
+        }
+        try {
+            long first = bench.postgresKanuki(s);
+            assertEquals(first + 1, bench.postgresKanukiTry(s), "fencing tokens increase by one per acquisition");
+            bench.postgresBare(s);
+            long t = bench.postgresSameTry(s);
+            assertEquals(t + 1, bench.postgresSameAwait(s), "the hand-written token");
+        } finally {
+            s.tearDown();
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void sqlMariaDb() throws Exception {
+        SqlBench bench = new SqlBench();
+        SqlBench.MariaDb s = new SqlBench.MariaDb();
+        try {
+            s.setUp();
+        } catch (MissingServerException e) {
+            assumeTrue(false, e.getMessage());
+        }
+        try {
+            long first = bench.mariadbKanuki(s);
+            assertEquals(first + 1, bench.mariadbKanukiTry(s), "fencing tokens increase by one per acquisition");
+            bench.mariadbBare(s);
+            long t = bench.mariadbSameTry(s);
+            assertEquals(t + 1, bench.mariadbSameAwait(s), "the hand-written token");
+        } finally {
+            s.tearDown();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"processesRawPgAdvisoryLock", "processesKanukiPostgres"})
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void pgHandoff(String impl) throws Exception {
+        PgHandoffBench bench = new PgHandoffBench();
+        bench.impl = impl;
+        try {
+            bench.setUp();
+        } catch (MissingServerException e) {
+            assumeTrue(false, e.getMessage());
+        }
+        try {
+            for (int i = 0; i < 20; i++) {
+                bench.handoff();
+            }
+            bench.checkPartner();
+        } finally {
+            bench.tearDown();
         }
     }
 }

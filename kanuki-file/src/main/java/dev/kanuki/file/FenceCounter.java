@@ -106,7 +106,9 @@ final class FenceCounter {
         // One positional write of a fixed-width value: a reader sees the old or the new number.
         try (FileChannel channel = FileChannel.open(hint, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 LinkOption.NOFOLLOW_LINKS)) {
-            channel.write(ByteBuffer.wrap(String.format("%020d\n", value).getBytes(StandardCharsets.US_ASCII)), 0);
+            String digits = Long.toString(value);
+            String padded = "0".repeat(Math.max(0, 20 - digits.length())) + digits + "\n";
+            channel.write(ByteBuffer.wrap(padded.getBytes(StandardCharsets.US_ASCII)), 0);
         }
     }
 

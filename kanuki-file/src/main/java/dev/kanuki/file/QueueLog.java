@@ -33,7 +33,8 @@ final class QueueLog {
         }
 
         boolean isLive(long now) {
-            return leaseUntil >= now && !dev.kanuki.spi.ProcessIdentity.isDeadLocalProcess(record.host(), record.pid());
+            return leaseUntil >= now && (record.pid() == dev.kanuki.spi.ProcessIdentity.pid()
+                    || !dev.kanuki.spi.ProcessIdentity.isDeadLocalProcess(record.host(), record.pid()));
         }
     }
 
@@ -118,6 +119,6 @@ final class QueueLog {
         CRC32C crc = new CRC32C();
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         crc.update(bytes, 0, bytes.length);
-        return String.format("%08x", crc.getValue());
+        return java.util.HexFormat.of().toHexDigits((int) crc.getValue());
     }
 }

@@ -83,6 +83,6 @@ record TtlRecord(String id, long pid, long acquiredMillis, long leaseUntilMillis
         CRC32C crc = new CRC32C();
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         crc.update(bytes, 0, bytes.length);
-        return String.format("%08x", crc.getValue());
+        return java.util.HexFormat.of().toHexDigits((int) crc.getValue());
     }
 }

@@ -1,0 +1,279 @@
+package dev.kanuki.bench;
+
+import dev.kanuki.DistributedLock;
+import dev.kanuki.LockHandle;
+import dev.kanuki.LockProvider;
+import dev.kanuki.testkit.MariaDbServer;
+import dev.kanuki.testkit.PostgresServer;
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.results.RunResult;
+
+/**
+ * Uncontended acquire + release on the SQL backends, kanuki beside the raw JDBC driver in the
+ * same run ({@link SqlByHand}):
+ *
+ * <ul>
+ *   <li>SQLite ({@code sqlite:DIR}, WAL, synchronous=normal): {@code sqliteBare} is
+ *       {@code BEGIN IMMEDIATE} + {@code COMMIT}; {@code sqliteSameStatements} is what kanuki runs
+ *       (BEGIN IMMEDIATE, UPDATE … RETURNING token, COMMIT, BEGIN IMMEDIATE, SELECT record,
+ *       ROLLBACK). Target: kanuki ≤ 1.5× the same statements.</li>
+ *   <li>PostgreSQL (a real server from kanuki-testkit): {@code postgresBare} is
+ *       {@code pg_try_advisory_lock} + {@code pg_advisory_unlock}; {@code postgresSameTry} /
+ *       {@code postgresSameAwait} are kanuki's statements for {@code tryAcquire()} /
+ *       {@code acquire(timeout)}. Target: ≤ 1.2× raw.</li>
+ *   <li>MariaDB (a real server): {@code mariadbBare} is {@code GET_LOCK(name, 0)} +
+ *       {@code RELEASE_LOCK}; {@code mariadbSameTry} / {@code mariadbSameAwait} are kanuki's
+ *       {@code INSERT … WHERE GET_LOCK(?, ?) = 1 ON DUPLICATE KEY UPDATE} + {@code RELEASE_LOCK}
+ *       with timeout 0 / 5 s. Target: ≤ 1.2× raw.</li>
+ * </ul>
+ *
+ * <p>kanuki's URIs carry {@code restartGrace=0}: a freshly started server would otherwise make
+ * kanuki refuse every lock for its first 5 s (documented in {@code docs/backends/sql.md}).
+ *
+ * <p>Each server is started by the trial's setup of each benchmark that needs it (a few seconds
+ * per benchmark) and stopped in its teardown; needs PostgreSQL 15 and MariaDB installed (the
+ * testkit names the missing package). kanuki's lock and the raw lock use different keys on the
+ * same database.
+ *
+ * <p>Run (about three minutes on a 2-vCPU VM):
+ * <pre>
+ * mvn -q -DskipTests -pl kanuki-bench -am package
+ * java -cp kanuki-bench/target/benchmarks.jar dev.kanuki.bench.SqlBench                   # with ratios
+ * java -cp kanuki-bench/target/benchmarks.jar dev.kanuki.bench.SqlBench 'SqlBench.postgres.*'
+ * </pre>
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 2, time = 1)
+@Measurement(iterations = 3, time = 1)
+@Fork(1)
+public class SqlBench {
+    private static final Duration TIMEOUT = Duration.ofSeconds(5);
+    private static final String NAME = "bench";
+    /**
+     * kanuki grants nothing for {@code restartGrace} (default 5 s) after the server started, so
+     * that a lock held before a restart is not handed out twice; the servers here have just
+     * started, and the benchmark measures the steady state.
+     */
+    static final String NO_GRACE = "&restartGrace=0";
+
+    /** kanuki {@code sqlite:} and a raw connection, each in a temporary directory. */
+    @State(Scope.Thread)
+    public static class Sqlite {
+        Path dir;
+        Path rawDir;
+        LockProvider provider;
+        DistributedLock lock;
+        SqlByHand.Sqlite raw;
+
+        @Setup(Level.Trial)
+        public void setUp() throws Exception {
+            dir = BenchFiles.newTempDir("kanuki-bench-sqlite");
+            rawDir = BenchFiles.newTempDir("kanuki-bench-sqlite-raw");
+            provider = LockProvider.open("sqlite:" + dir);
+            lock = provider.lock(NAME);
+            raw = new SqlByHand.Sqlite(rawDir.resolve("bench.db"));
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown() throws SQLException {
+            if (raw != null) {
+                raw.close();
+            }
+            if (provider != null) {
+                provider.close();
+            }
+            BenchFiles.deleteQuietly(dir);
+            BenchFiles.deleteQuietly(rawDir);
+        }
+    }
+
+    /** A PostgreSQL server, kanuki on it, and a raw connection. */
+    @State(Scope.Thread)
+    public static class Postgres {
+        PostgresServer server;
+        LockProvider provider;
+        DistributedLock lock;
+        SqlByHand.Postgres raw;
+
+        @Setup(Level.Trial)
+        public void setUp() throws Exception {
+            server = PostgresServer.start();
+            String db = server.createDatabase("bench");
+            provider = LockProvider.open(server.kanukiUri(db) + NO_GRACE); // also makes kanuki's table
+            lock = provider.lock(NAME);
+            raw = new SqlByHand.Postgres(server.connect(db));
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown() throws SQLException {
+            try {
+                if (raw != null) {
+                    raw.close();
+                }
+                if (provider != null) {
+                    provider.close();
+                }
+            } finally {
+                if (server != null) {
+                    server.close();
+                }
+            }
+        }
+    }
+
+    /** A MariaDB server, kanuki on it, and a raw connection. */
+    @State(Scope.Thread)
+    public static class MariaDb {
+        MariaDbServer server;
+        LockProvider provider;
+        DistributedLock lock;
+        SqlByHand.MariaDb raw;
+
+        @Setup(Level.Trial)
+        public void setUp() throws Exception {
+            server = MariaDbServer.start();
+            String db = server.createDatabase("bench");
+            provider = LockProvider.open(server.kanukiUri(db) + NO_GRACE);
+            lock = provider.lock(NAME);
+            raw = new SqlByHand.MariaDb(server.connect(db));
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown() throws SQLException {
+            try {
+                if (raw != null) {
+                    raw.close();
+                }
+                if (provider != null) {
+                    provider.close();
+                }
+            } finally {
+                if (server != null) {
+                    server.close();
+                }
+            }
+        }
+    }
+
+    static long kanuki(DistributedLock lock) {
+        try (LockHandle h = lock.acquire(TIMEOUT)) {
+            return h.fencingToken();
+        }
+    }
+
+    static long kanukiTry(DistributedLock lock) {
+        try (LockHandle h = lock.tryAcquire().orElseThrow()) {
+            return h.fencingToken();
+        }
+    }
+
+    @Benchmark
+    public long sqliteKanuki(Sqlite s) {
+        return kanuki(s.lock);
+    }
+
+    @Benchmark
+    public long sqliteKanukiTry(Sqlite s) {
+        return kanukiTry(s.lock);
+    }
+
+    @Benchmark
+    public void sqliteBare(Sqlite s) throws SQLException {
+        s.raw.bare();
+    }
+
+    @Benchmark
+    public long sqliteSameStatements(Sqlite s) throws SQLException {
+        return s.raw.sameStatements();
+    }
+
+    @Benchmark
+    public long postgresKanuki(Postgres s) {
+        return kanuki(s.lock);
+    }
+
+    @Benchmark
+    public long postgresKanukiTry(Postgres s) {
+        return kanukiTry(s.lock);
+    }
+
+    @Benchmark
+    public void postgresBare(Postgres s) throws SQLException {
+        s.raw.bare();
+    }
+
+    @Benchmark
+    public long postgresSameTry(Postgres s) throws SQLException {
+        return s.raw.sameStatementsTry();
+    }
+
+    @Benchmark
+    public long postgresSameAwait(Postgres s) throws SQLException {
+        return s.raw.sameStatementsAwait();
+    }
+
+    @Benchmark
+    public long mariadbKanuki(MariaDb s) {
+        return kanuki(s.lock);
+    }
+
+    @Benchmark
+    public long mariadbKanukiTry(MariaDb s) {
+        return kanukiTry(s.lock);
+    }
+
+    @Benchmark
+    public void mariadbBare(MariaDb s) throws SQLException {
+        s.raw.bare();
+    }
+
+    @Benchmark
+    public long mariadbSameTry(MariaDb s) throws SQLException {
+        return s.raw.sameStatements(0);
+    }
+
+    @Benchmark
+    public long mariadbSameAwait(MariaDb s) throws SQLException {
+        return s.raw.sameStatements(5);
+    }
+
+    /**
+     * Runs this benchmark through JMH (any JMH option may be given) and prints kanuki beside the
+     * raw driver, as ratios.
+     *
+     * @param args JMH command-line options
+     * @throws Exception when JMH fails
+     */
+    public static void main(String[] args) throws Exception {
+        List<RunResult> results = BenchSummary.run(SqlBench.class, args);
+        BenchSummary.printAverages(results, List.of(
+                new BenchSummary.Pair("sqliteKanuki", "sqliteBare"),
+                new BenchSummary.Pair("sqliteKanuki", "sqliteSameStatements"),
+                new BenchSummary.Pair("sqliteKanukiTry", "sqliteSameStatements"),
+                new BenchSummary.Pair("postgresKanuki", "postgresBare"),
+                new BenchSummary.Pair("postgresKanuki", "postgresSameAwait"),
+                new BenchSummary.Pair("postgresKanukiTry", "postgresBare"),
+                new BenchSummary.Pair("postgresKanukiTry", "postgresSameTry"),
+                new BenchSummary.Pair("mariadbKanuki", "mariadbBare"),
+                new BenchSummary.Pair("mariadbKanuki", "mariadbSameAwait"),
+                new BenchSummary.Pair("mariadbKanukiTry", "mariadbBare"),
+                new BenchSummary.Pair("mariadbKanukiTry", "mariadbSameTry")));
+    }
+}

@@ -1,0 +1,104 @@
+package dev.kanuki.bench;
+
+import dev.kanuki.DistributedLock;
+import dev.kanuki.LockProvider;
+import dev.kanuki.testkit.MariaDbServer;
+import dev.kanuki.testkit.PostgresServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * {@link SqlBench}'s PostgreSQL and MariaDB pairs again, but in <em>one</em> JVM on <em>one</em>
+ * server, in interleaved blocks (kanuki try, same statements try, bare, kanuki acquire, same
+ * statements await; 1 000 ops each; repeated), with ratios taken within each round and then the
+ * median. {@link SqlBench} gives each benchmark its own fork and freshly started server, which on
+ * a shared machine meets the other load at different moments; interleaving puts every pair
+ * under the same load. Not JMH: the first rounds include warm-up, so they are dropped.
+ *
+ * <pre>
+ * java -cp kanuki-bench/target/benchmarks.jar dev.kanuki.bench.SqlInterleaved [postgres|mariadb]…
+ * </pre>
+ */
+public final class SqlInterleaved {
+    private static final int OPS = 1000;
+    private static final int WARM_ROUNDS = 2;
+    private static final int ROUNDS = 10;
+
+    private SqlInterleaved() {
+    }
+
+    /** One block's work. */
+    private interface Op {
+        void run() throws Exception;
+    }
+
+    public static void main(String[] args) throws Exception {
+        List<String> which = args.length > 0 ? List.of(args) : List.of("postgres", "mariadb");
+        for (String db : which) {
+            switch (db) {
+                case "postgres" -> {
+                    try (PostgresServer server = PostgresServer.start()) {
+                        String name = server.createDatabase("bench");
+                        try (LockProvider p = LockProvider.open(server.kanukiUri(name) + SqlBench.NO_GRACE);
+                                SqlByHand.Postgres raw = new SqlByHand.Postgres(server.connect(name))) {
+                            run("postgres", p.lock("bench"), raw::sameStatementsTry, raw::bare, raw::sameStatementsAwait);
+                        }
+                    }
+                }
+                case "mariadb" -> {
+                    try (MariaDbServer server = MariaDbServer.start()) {
+                        String name = server.createDatabase("bench");
+                        try (LockProvider p = LockProvider.open(server.kanukiUri(name) + SqlBench.NO_GRACE);
+                                SqlByHand.MariaDb raw = new SqlByHand.MariaDb(server.connect(name))) {
+                            run("mariadb", p.lock("bench"), () -> raw.sameStatements(0), raw::bare,
+                                    () -> raw.sameStatements(5));
+                        }
+                    }
+                }
+                default -> throw new IllegalArgumentException("postgres or mariadb, not " + db);
+            }
+        }
+    }
+
+    private static void run(String db, DistributedLock lock, Op sameTry, Op bare, Op sameAwait) throws Exception {
+        String[] names = {"kanukiTry", "sameTry", "bare", "kanuki", "sameAwait"};
+        Op[] ops = {() -> lock.tryAcquire().orElseThrow().close(), sameTry, bare,
+                () -> lock.acquire(Duration.ofSeconds(5)).close(), sameAwait};
+        List<double[]> rounds = new ArrayList<>();
+        for (int round = 0; round < WARM_ROUNDS + ROUNDS; round++) {
+            double[] micros = new double[ops.length];
+            for (int k = 0; k < ops.length; k++) {
+                long start = System.nanoTime();
+                for (int i = 0; i < OPS; i++) {
+                    ops[k].run();
+                }
+                micros[k] = (System.nanoTime() - start) / 1e3 / OPS;
+            }
+            if (round >= WARM_ROUNDS) {
+                rounds.add(micros);
+            }
+        }
+        System.out.printf(Locale.ROOT, "%s, %d rounds of %d ops, median µs/op:", db, ROUNDS, OPS);
+        for (int k = 0; k < names.length; k++) {
+            final int col = k;
+            System.out.printf(Locale.ROOT, " %s %.0f", names[k], median(rounds.stream().mapToDouble(r -> r[col]).toArray()));
+        }
+        System.out.println();
+        System.out.printf(Locale.ROOT, "  kanuki vs raw, median of per-round ratios: kanukiTry/bare %.2fx, kanuki/bare %.2fx,"
+                        + " kanukiTry/sameTry %.2fx, kanuki/sameAwait %.2fx (sameTry/bare %.2fx)%n",
+                ratio(rounds, 0, 2), ratio(rounds, 3, 2), ratio(rounds, 0, 1), ratio(rounds, 3, 4), ratio(rounds, 1, 2));
+    }
+
+    private static double ratio(List<double[]> rounds, int a, int b) {
+        return median(rounds.stream().mapToDouble(r -> r[a] / r[b]).toArray());
+    }
+
+    private static double median(double[] values) {
+        double[] v = values.clone();
+        Arrays.sort(v);
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    }
+}
