@@ -46,7 +46,7 @@ final class QueueLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(QueueLockBackend.class);
     private static final Capabilities CAPABILITIES = new Capabilities(LeaseKind.TTL,
             true, false, false, false, true, true);
-    static final int COMPACT_AT = 32 * 1024;
+    static final int COMPACT_AT = 4 * 1024;
     private static final int MAX_QUEUE_BYTES = 16 * 1024 * 1024;
 
     private final Path directory;
@@ -133,8 +133,11 @@ final class QueueLockBackend implements LockBackend {
             if (!isHolder(g)) {
                 return false;
             }
-            append(queue(g.stem()), QueueLog.renewal(g.id(), System.currentTimeMillis() + lease.toMillis()));
-            return true;
+            long until = System.currentTimeMillis() + lease.toMillis();
+            return appendUntilSeen(queue(g.stem()), QueueLog.renewal(g.id(), until), log -> {
+                QueueLog.Contender me = log.get(g.id());
+                return me == null || me.leaseUntil >= until;
+            }) && isHolder(g);
         } catch (IOException e) {
             throw LockFile.failure("cannot renew in queue " + queue(g.stem()), e);
         }
@@ -168,19 +171,19 @@ final class QueueLockBackend implements LockBackend {
     private void leave(String stem, String id) {
         Path queue = queue(stem);
         try {
-            Snapshot snapshot = read(queue);
-            if (QueueLog.replay(snapshot.text()).get(id) != null) {
-                append(queue, QueueLog.removal(id));
-            }
-            compactIfLarge(stem, snapshot);
+            appendUntilSeen(queue, QueueLog.removal(id), log -> log.get(id) == null);
+            compactIfLarge(stem, read(queue));
         } catch (IOException | RuntimeException e) {
             log.warn("leaving queue {} failed; the place frees when its lease runs out", queue, e);
         }
     }
 
     /**
-     * Rewrites a large queue with only its live contenders, in order. Under the breaker, and only
-     * if nothing was appended since it was read (same file, same size).
+     * Rewrites a large queue with only its live contenders, in order, under the breaker. Lines
+     * appended to the old file while it is being replaced are forwarded to the new one after the
+     * rename (read through a descriptor kept on the old file), so a removal or renewal cannot be
+     * lost and a contender that left cannot come back to life; an append that lands even later
+     * is seen missing by its writer, which appends it again ({@link #appendUntilSeen}).
      */
     private void compactIfLarge(String stem, Snapshot seen) throws IOException {
         if (seen.size() < COMPACT_AT) {
@@ -191,24 +194,36 @@ final class QueueLockBackend implements LockBackend {
             if (breaker == null) {
                 return;
             }
-            Snapshot snapshot = read(queue);
-            long now = System.currentTimeMillis();
-            StringBuilder kept = new StringBuilder();
-            for (QueueLog.Contender c : QueueLog.replay(snapshot.text()).contenders()) {
-                if (c.isLive(now)) {
-                    kept.append(QueueLog.arrival(c.record.withLeaseUntil(c.leaseUntil)));
+            try (FileChannel old = FileChannel.open(queue, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+                BasicFileAttributes attrs = EntryFiles.attributes(queue);
+                ByteBuffer before = ByteBuffer.allocate((int) Math.min(MAX_QUEUE_BYTES, attrs.size() + 4096));
+                while (before.hasRemaining() && old.read(before) > 0) {
+                    // read it all
                 }
-            }
-            Path temp = directory.resolve(stem + ".queue.tmp." + dev.kanuki.spi.ProcessIdentity.randomId());
-            try {
-                Files.writeString(temp, kept, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-                BasicFileAttributes now2 = EntryFiles.attributes(queue);
-                if (now2 == null || now2.size() != snapshot.size() || !now2.fileKey().equals(snapshot.fileKey())) {
-                    return; // someone appended meanwhile: compact another time
+                long now = System.currentTimeMillis();
+                StringBuilder kept = new StringBuilder();
+                String text = new String(before.array(), 0, before.position(), StandardCharsets.UTF_8);
+                for (QueueLog.Contender c : QueueLog.replay(text).contenders()) {
+                    if (c.isLive(now)) {
+                        kept.append(QueueLog.arrival(c.record.withLeaseUntil(c.leaseUntil)));
+                    }
                 }
-                Files.move(temp, queue, StandardCopyOption.ATOMIC_MOVE);
-            } finally {
-                Files.deleteIfExists(temp);
+                Path temp = directory.resolve(stem + ".queue.tmp." + dev.kanuki.spi.ProcessIdentity.randomId());
+                try {
+                    Files.writeString(temp, kept, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+                    Files.move(temp, queue, StandardCopyOption.ATOMIC_MOVE);
+                } finally {
+                    Files.deleteIfExists(temp);
+                }
+                ByteBuffer late = ByteBuffer.allocate(64 * 1024);
+                while (late.hasRemaining() && old.read(late) > 0) {
+                    // whatever was appended to the old file after our read
+                }
+                if (late.position() > 0) {
+                    append(queue, new String(late.array(), 0, late.position(), StandardCharsets.UTF_8));
+                }
+            } catch (NoSuchFileException e) {
+                // removed meanwhile: nothing to compact
             }
         }
     }
@@ -240,6 +255,25 @@ final class QueueLockBackend implements LockBackend {
         } catch (NoSuchFileException e) {
             return Snapshot.ABSENT;
         }
+    }
+
+    /**
+     * Appends a line unless the queue already shows its effect, and checks that it landed: an
+     * append that raced a compaction went to the file being replaced and is lost, so it is made
+     * again. A lost removal would otherwise leave a live-looking line of a process that no longer
+     * waits, blocking the queue for a whole lease.
+     *
+     * @return true when the effect is visible in the queue
+     */
+    private boolean appendUntilSeen(Path queue, String line, java.util.function.Predicate<QueueLog> landed)
+            throws IOException {
+        for (int round = 0; round < 5; round++) {
+            if (landed.test(QueueLog.replay(read(queue).text()))) {
+                return true;
+            }
+            append(queue, line);
+        }
+        return landed.test(QueueLog.replay(read(queue).text()));
     }
 
     /** One append of one whole line: O_APPEND makes concurrent appends land one after another. */
