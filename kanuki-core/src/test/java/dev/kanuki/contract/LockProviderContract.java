@@ -531,6 +531,31 @@ public abstract class LockProviderContract {
         assertNotEquals(dev.kanuki.LockStatus.State.HELD, after.state(), "status still says held after release");
     }
 
+    @Test
+    void listShowsAHolderInAnotherProcess() throws Exception {
+        assumeCrossProcess();
+        try {
+            provider.list();
+        } catch (UnsupportedOperationException e) {
+            assumeTrue(false, provider.uri() + " cannot list its locks: " + e.getMessage());
+        }
+        String held = lockName + "/held";
+        String free = lockName + "/free";
+        try (HolderProcess holder = HolderProcess.start(provider.uri(), held, "exclusive", tempDir.resolve("list.err"))) {
+            provider.lock(free).acquire(Duration.ofSeconds(5)).close();
+            java.util.Map<String, dev.kanuki.LockStatus> byName = new java.util.HashMap<>();
+            provider.list().forEach(st -> byName.put(st.name(), st));
+            dev.kanuki.LockStatus heldStatus = byName.get(held);
+            assertTrue(heldStatus != null && heldStatus.isHeld(), "a held lock is missing from the listing: " + byName.keySet());
+            if (caps().ownerRecords()) {
+                assertEquals(holder.pid(), heldStatus.owner().orElseThrow().pid(), "the listing names the wrong holder");
+            }
+            dev.kanuki.LockStatus freeStatus = byName.get(free);
+            assertTrue(freeStatus == null || freeStatus.state() == dev.kanuki.LockStatus.State.FREE,
+                    "a released lock is listed as " + (freeStatus == null ? null : freeStatus.state()));
+        }
+    }
+
     /** Fails the test with a message; for subclasses. */
     protected static void failWith(String message) {
         fail(message);

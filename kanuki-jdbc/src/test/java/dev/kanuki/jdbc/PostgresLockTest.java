@@ -253,21 +253,6 @@ class PostgresLockTest {
         }
     }
 
-    @Test
-    void listShowsEveryNameWithItsHolder() throws Exception {
-        try (LockProvider locks = LockProvider.open(uri);
-             HolderProcess holder = HolderProcess.start(uri, "list/held", "exclusive", tempDir.resolve("l.err"))) {
-            locks.lock("list/free").acquire(Duration.ofSeconds(5)).close();
-            java.util.Map<String, LockStatus> byName = new java.util.HashMap<>();
-            locks.list().forEach(st -> byName.put(st.name(), st));
-            assertEquals(LockStatus.State.HELD, byName.get("list/held").state());
-            assertEquals(holder.pid(), byName.get("list/held").owner().orElseThrow().pid());
-            assertEquals(holder.token(), byName.get("list/held").lastFencingToken());
-            assertEquals(LockStatus.State.FREE, byName.get("list/free").state());
-            assertEquals(ProcessHandle.current().pid(), byName.get("list/free").owner().orElseThrow().pid());
-        }
-    }
-
     /** A session lock is broken only by force, by ending the holder's session; the next holder fences it out. */
     @Test
     void breakingEndsTheHoldersSessionOnlyWithForce() throws Exception {

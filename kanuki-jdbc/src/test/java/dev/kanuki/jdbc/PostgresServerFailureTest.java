@@ -1,7 +1,7 @@
 package dev.kanuki.jdbc;
 
 import dev.kanuki.testkit.PostgresServer;
-import java.time.Duration;
+import dev.kanuki.testkit.ServerProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -22,22 +22,12 @@ class PostgresServerFailureTest extends ServerFailureScenarios {
     }
 
     @Override
-    String uri(Duration restartGrace) {
-        return server.kanukiUri(database) + "&restartGrace=" + restartGrace.toMillis() + "ms";
+    ServerProcess server() {
+        return server;
     }
 
     @Override
-    void killServer() {
-        server.kill();
-    }
-
-    @Override
-    void stopServer() {
-        server.stop();
-    }
-
-    @Override
-    void restartServer() {
-        server.restart();
+    String database() {
+        return database;
     }
 }

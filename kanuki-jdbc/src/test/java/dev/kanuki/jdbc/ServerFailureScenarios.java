@@ -14,6 +14,7 @@ import dev.kanuki.spi.Grant;
 import dev.kanuki.spi.LockMode;
 import dev.kanuki.spi.LockRequest;
 import dev.kanuki.spi.LockUri;
+import dev.kanuki.testkit.ServerProcess;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -39,14 +40,28 @@ abstract class ServerFailureScenarios {
     /** How much of the grace may pass before the server is ready to answer. */
     static final Duration STARTUP_ALLOWANCE = Duration.ofMillis(1500);
 
-    /** @return a URI of a database on this class's server, with {@code restartGrace} as given */
-    abstract String uri(Duration restartGrace);
+    /** @return this class's server, started by the subclass in {@code @BeforeAll} */
+    abstract ServerProcess server();
 
-    abstract void killServer();
+    /** @return the database the scenarios use on it */
+    abstract String database();
 
-    abstract void stopServer();
+    /** @return a URI of the scenarios' database, with {@code restartGrace} as given */
+    String uri(Duration restartGrace) {
+        return server().kanukiUri(database()) + "&restartGrace=" + restartGrace.toMillis() + "ms";
+    }
 
-    abstract void restartServer();
+    void killServer() {
+        server().kill();
+    }
+
+    void stopServer() {
+        server().stop();
+    }
+
+    void restartServer() {
+        server().restart();
+    }
 
     @Test
     void killedServerLosesTheLockAndFencingKeepsIncreasing() throws Exception {

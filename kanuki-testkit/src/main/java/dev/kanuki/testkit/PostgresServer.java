@@ -156,11 +156,13 @@ public final class PostgresServer extends ServerProcess {
     }
 
     /** @return the data directory (under {@link #directory()}) */
+    @Override
     public Path dataDirectory() {
         return directory.resolve("data");
     }
 
     /** @return {@value #USER} */
+    @Override
     public String user() {
         return USER;
     }
@@ -169,6 +171,7 @@ public final class PostgresServer extends ServerProcess {
      * @param database a database name
      * @return e.g. {@code jdbc:postgresql://127.0.0.1:54321/locks?user=kanuki}
      */
+    @Override
     public String jdbcUrl(String database) {
         return "jdbc:postgresql://" + HOST + ":" + port() + "/" + database + "?user=" + USER;
     }
@@ -177,6 +180,7 @@ public final class PostgresServer extends ServerProcess {
      * @param database a database name
      * @return the kanuki backend URI, e.g. {@code postgresql://127.0.0.1:54321/locks?user=kanuki}
      */
+    @Override
     public String kanukiUri(String database) {
         return "postgresql://" + HOST + ":" + port() + "/" + database + "?user=" + USER;
     }
@@ -187,6 +191,7 @@ public final class PostgresServer extends ServerProcess {
      * @param name lower-case letters, digits and underscores
      * @return the name
      */
+    @Override
     public String createDatabase(String name) {
         if (!DATABASE_NAME.matcher(name).matches()) {
             throw new IllegalArgumentException("database name '" + name + "': use lower-case letters, digits and _");
@@ -216,6 +221,7 @@ public final class PostgresServer extends ServerProcess {
      * @return a new connection
      * @throws SQLException when the server cannot be reached
      */
+    @Override
     public Connection connect(String database) throws SQLException {
         try {
             return DriverManager.getConnection(jdbcUrl(database));

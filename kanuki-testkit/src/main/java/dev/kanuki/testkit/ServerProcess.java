@@ -48,7 +48,7 @@ import java.util.concurrent.TimeoutException;
  *       port on 127.0.0.1 and its own socket directory.</li>
  * </ul>
  */
-abstract class ServerProcess implements AutoCloseable {
+public abstract class ServerProcess implements AutoCloseable {
     static final String HOST = "127.0.0.1";
     private static final String DIR_PREFIX = "kanuki-testkit-";
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
@@ -264,6 +264,39 @@ abstract class ServerProcess implements AutoCloseable {
         Process p = process;
         return p != null && p.isAlive() ? p.pid() : -1;
     }
+
+    /** @return the server's data directory (under {@link #directory()}) */
+    public abstract Path dataDirectory();
+
+    /** @return the database user tests connect as */
+    public abstract String user();
+
+    /**
+     * @param database a database name
+     * @return a JDBC URL for it
+     */
+    public abstract String jdbcUrl(String database);
+
+    /**
+     * @param database a database name
+     * @return the kanuki backend URI for it
+     */
+    public abstract String kanukiUri(String database);
+
+    /**
+     * Creates a database unless it exists.
+     *
+     * @param name lower-case letters, digits and underscores
+     * @return the name
+     */
+    public abstract String createDatabase(String name);
+
+    /**
+     * @param database a database name
+     * @return a new connection to it, for tests that check the server's side directly
+     * @throws java.sql.SQLException when the server refuses
+     */
+    public abstract java.sql.Connection connect(String database) throws java.sql.SQLException;
 
     // ------------------------------------------------------------------ helpers for subclasses
 
