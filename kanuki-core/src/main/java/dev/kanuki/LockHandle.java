@@ -17,9 +17,18 @@ public interface LockHandle extends AutoCloseable {
      * A number that is strictly greater than the token of every earlier exclusive holder of the
      * same name on the same backend, across processes. Pass it to the resource you protect so it
      * can refuse writes from a holder whose lock has since been lost ("fencing"). Shared (read)
-     * holders see the token of the last exclusive holder.
+     * holders see the token of the last exclusive holder that asked for one.
+     *
+     * <p>Database servers ({@code postgresql://}, {@code mysql://}) issue the token on the first
+     * call, as a committed write that also checks the lock is still held; a lock whose holder
+     * never asks costs no write. There, ask while holding the lock: after {@link #close()} a
+     * token that was never asked for cannot be issued. Other backends issue it while acquiring.
      *
      * @return the fencing token of this acquisition
+     * @throws LockLostException when the token is issued on demand and the lock was lost
+     * @throws IllegalStateException when the token is issued on demand and is first asked for
+     *     after the handle was closed
+     * @throws LockBackendException when the token is issued on demand and the backend cannot be asked
      */
     long fencingToken();
 

@@ -10,8 +10,11 @@ import java.util.Optional;
  *
  * @param host the host name of the holder
  * @param pid the process id of the holder
- * @param id a random 128-bit id (32 hex digits) unique to the acquisition
- * @param acquiredAt when the lock was obtained
+ * @param id a random 128-bit id (32 hex digits) unique to the acquisition, or to the holder's
+ *     connection on database servers
+ * @param acquiredAt when the lock was obtained; {@code null} where the backend records who holds
+ *     a lock but not since when (database servers record the holding connection once, not
+ *     every acquisition)
  * @param leaseUntil when the lease runs out unless renewed; {@code null} for session leases,
  *     which last as long as the holder's process or connection
  */
@@ -27,7 +30,6 @@ public record OwnerInfo(String host, long pid, String id, Instant acquiredAt, In
     public OwnerInfo {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(id, "id");
-        Objects.requireNonNull(acquiredAt, "acquiredAt");
         for (int i = 0; i < host.length(); i++) {
             if (host.charAt(i) < 0x20 || host.charAt(i) == 0x7f || LockNames.isInvisible(host.charAt(i))) {
                 throw new IllegalArgumentException("host name '" + LockNames.printable(host) + "' has control characters");
@@ -44,6 +46,9 @@ public record OwnerInfo(String host, long pid, String id, Instant acquiredAt, In
      * @return a one-line description for people, e.g. {@code pid 4242 on web-1 since 2026-11-21T10:00:00Z (3s ago)}
      */
     public String describe() {
+        if (acquiredAt == null) {
+            return "pid " + pid + " on " + host;
+        }
         Duration age = Duration.between(acquiredAt, Instant.now());
         String ageText = age.isNegative() ? "" : " (" + Durations.format(Duration.ofMillis(age.toMillis())) + " ago)";
         return "pid " + pid + " on " + host + " since " + acquiredAt + ageText;

@@ -12,7 +12,7 @@ import java.util.UUID;
 
 /**
  * The raw JDBC side of {@link SqlBench}: the bare lock statements, and the statements kanuki's
- * SQL backends run for one uncontended acquire + release, copied from kanuki-sqlite's
+ * SQL backends run for one uncontended acquire (+ fencing token) + release, copied from kanuki-sqlite's
  * {@code SqliteSession}/{@code SqliteLockBackend} and kanuki-jdbc's {@code PostgresDialect} and
  * {@code MysqlDialect} (default table {@code kanuki_locks}; SQLite's {@code kanuki_lock}), run by
  * hand on one connection with statements prepared once. Update them when kanuki's change.
@@ -21,7 +21,7 @@ final class SqlByHand {
     private SqlByHand() {
     }
 
-    /** The owner fields kanuki writes; constant here (kanuki makes a new id per acquisition). */
+    /** The owner fields kanuki writes with a token; constant here. */
     static final String HOST = "bench-host";
     static final long PID = ProcessHandle.current().pid();
     static final String OWNER_ID = UUID.randomUUID().toString().replace("-", "");
@@ -108,105 +108,99 @@ final class SqlByHand {
         private final Connection c;
         private final PreparedStatement tryLock;
         private final PreparedStatement unlock;
-        private final PreparedStatement kanukiTry;
         private final PreparedStatement kanukiAwait;
+        private final PreparedStatement issueToken;
 
         /** @param c a connection to a database where kanuki has already made its table */
         Postgres(Connection c) throws SQLException {
             this.c = c;
-            String upsert = "INSERT INTO " + TABLE + " AS t (id, name, lock_key, token, holder_pid, owner_host, owner_pid,"
-                    + " owner_id, acquired_at_ms) %s"
-                    + " ON CONFLICT (id) DO UPDATE SET token = t.token + 1, lock_key = excluded.lock_key,"
-                    + " holder_pid = excluded.holder_pid, owner_host = excluded.owner_host, owner_pid = excluded.owner_pid,"
-                    + " owner_id = excluded.owner_id, acquired_at_ms = excluded.acquired_at_ms"
-                    + " RETURNING t.token";
-            String others = "(SELECT string_agg(c.name, E'\\n') FROM " + TABLE + " c WHERE c.lock_key = ? AND c.id <> ?)";
-            String write = String.format(upsert, "VALUES (?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ?)") + ", " + others;
             tryLock = c.prepareStatement("SELECT pg_try_advisory_lock(?, ?)");
             unlock = c.prepareStatement("SELECT pg_advisory_unlock(?, ?)");
-            kanukiTry = c.prepareStatement("WITH l AS MATERIALIZED (SELECT pg_try_advisory_lock(?, ?) AS got),"
-                    + " w AS (" + String.format(upsert, "SELECT ?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ? FROM l WHERE l.got") + ")"
-                    + " SELECT l.got, (SELECT token FROM w), " + others + " FROM l");
             kanukiAwait = c.prepareStatement("SELECT set_config('lock_timeout', ?, true),"
-                    + " set_config('statement_timeout', '0', true); SELECT pg_advisory_lock(?, ?); " + write);
+                    + " set_config('statement_timeout', '0', true); SELECT pg_advisory_lock(?, ?)");
+            String heldHere = "EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'"
+                    + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                    + " AND classid = ?::int8::oid AND objid = ?::int8::oid AND objsubid = 2"
+                    + " AND pid = pg_backend_pid() AND granted AND mode = 'ExclusiveLock')";
+            issueToken = c.prepareStatement("INSERT INTO " + TABLE + " AS t (id, name, lock_key, token, holder_pid,"
+                    + " owner_host, owner_pid, owner_id, acquired_at_ms) SELECT ?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ?"
+                    + " WHERE " + heldHere
+                    + " ON CONFLICT (id) DO UPDATE SET token = t.token + 1, lock_key = excluded.lock_key,"
+                    + " holder_pid = excluded.holder_pid, owner_host = excluded.owner_host, owner_pid = excluded.owner_pid,"
+                    + " owner_id = excluded.owner_id, acquired_at_ms = excluded.acquired_at_ms RETURNING t.token");
         }
 
-        /** {@code pg_try_advisory_lock} + {@code pg_advisory_unlock}: the floor. */
+        /** {@code pg_try_advisory_lock} + {@code pg_advisory_unlock}: the floor, and kanuki's {@code tryAcquire()}. */
         void bare() throws SQLException {
-            if (!bool(tryLock)) {
-                throw new SQLException("the advisory lock is taken");
-            }
+            tryLock();
             unlock();
         }
 
-        /** kanuki's {@code tryAcquire()}: try-lock and record write in one statement, then unlock. */
-        long sameStatementsTry() throws SQLException {
-            tryLockBind(kanukiTry, 1);
-            setWrite(kanukiTry, 3);
-            long token;
-            try (ResultSet rs = kanukiTry.executeQuery()) {
-                rs.next();
-                if (!rs.getBoolean(1)) {
-                    throw new SQLException("the advisory lock is taken");
-                }
-                token = rs.getLong(2);
-            }
-            unlock();
-            return token;
-        }
-
-        /** kanuki's {@code acquire(timeout)}: set lock_timeout, blocking lock, record write, then unlock. */
-        long sameStatementsAwait() throws SQLException {
+        /** kanuki's {@code acquire(timeout)}: set lock_timeout and lock in one batch, then unlock. */
+        void sameStatementsAwait() throws SQLException {
             kanukiAwait.setString(1, "5000");
-            tryLockBind(kanukiAwait, 2);
-            setWrite(kanukiAwait, 4);
-            long token = -1;
-            int results = 0;
+            bindKey(kanukiAwait, 2);
             boolean isResult = kanukiAwait.execute();
+            int results = 0;
             while (true) {
                 if (isResult) {
                     try (ResultSet rs = kanukiAwait.getResultSet()) {
-                        if (rs.next() && ++results == 3) { // set_config, pg_advisory_lock, the write
-                            token = rs.getLong(1);
-                        }
+                        results += rs.next() ? 1 : 0;
                     }
                 } else if (kanukiAwait.getUpdateCount() == -1) {
                     break;
                 }
                 isResult = kanukiAwait.getMoreResults();
             }
+            if (results != 2) {
+                throw new SQLException("expected two results, got " + results);
+            }
+            unlock();
+        }
+
+        /** kanuki's {@code tryAcquire()} + {@code fencingToken()}: try, the checked token write, unlock. */
+        long fenced() throws SQLException {
+            tryLock();
+            issueToken.setString(1, RECORD_ID);
+            issueToken.setString(2, "bench-by-hand");
+            issueToken.setLong(3, KEY);
+            issueToken.setString(4, HOST);
+            issueToken.setLong(5, PID);
+            issueToken.setString(6, OWNER_ID);
+            issueToken.setLong(7, System.currentTimeMillis());
+            issueToken.setLong(8, Integer.toUnsignedLong(KEY_HIGH));
+            issueToken.setLong(9, Integer.toUnsignedLong(KEY_LOW));
+            long token;
+            try (ResultSet rs = issueToken.executeQuery()) {
+                if (!rs.next()) {
+                    throw new SQLException("the lock was not held when the token was issued");
+                }
+                token = rs.getLong(1);
+            }
             unlock();
             return token;
         }
 
-        private static void tryLockBind(PreparedStatement ps, int first) throws SQLException {
+        private static void bindKey(PreparedStatement ps, int first) throws SQLException {
             ps.setInt(first, KEY_HIGH);
             ps.setInt(first + 1, KEY_LOW);
         }
 
-        private static void setWrite(PreparedStatement ps, int first) throws SQLException {
-            ps.setString(first, RECORD_ID);
-            ps.setString(first + 1, "bench-by-hand");
-            ps.setLong(first + 2, KEY);
-            ps.setString(first + 3, HOST);
-            ps.setLong(first + 4, PID);
-            ps.setString(first + 5, OWNER_ID);
-            ps.setLong(first + 6, System.currentTimeMillis());
-            ps.setLong(first + 7, KEY);
-            ps.setString(first + 8, RECORD_ID);
+        private void tryLock() throws SQLException {
+            bindKey(tryLock, 1);
+            if (!bool(tryLock)) {
+                throw new SQLException("the advisory lock is taken");
+            }
         }
 
         private void unlock() throws SQLException {
-            tryLockBind(unlock, 1);
+            bindKey(unlock, 1);
             if (!bool(unlock)) {
                 throw new SQLException("the advisory lock was not held");
             }
         }
 
-        private boolean bool(PreparedStatement ps) throws SQLException {
-            if (ps == tryLock) {
-                tryLockBind(ps, 1);
-            }
+        private static boolean bool(PreparedStatement ps) throws SQLException {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getBoolean(1);
@@ -226,57 +220,59 @@ final class SqlByHand {
         private final Connection c;
         private final PreparedStatement getLock;
         private final PreparedStatement release;
-        private final PreparedStatement lockAndWrite;
+        private final PreparedStatement issueToken;
 
         /** @param c a connection to a database where kanuki has already made its table */
         MariaDb(Connection c) throws SQLException {
             this.c = c;
-            getLock = c.prepareStatement("SELECT GET_LOCK(?, 0)");
+            getLock = c.prepareStatement("SELECT GET_LOCK(?, ?)");
             release = c.prepareStatement("SELECT RELEASE_LOCK(?)");
-            String update = " ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1), lock_name = VALUES(lock_name),"
+            issueToken = c.prepareStatement("INSERT INTO " + TABLE + " (id, name, lock_name, token, holder_conn, owner_host,"
+                    + " owner_pid, owner_id, acquired_at_ms) SELECT ?, ?, ?, LAST_INSERT_ID(1), CONNECTION_ID(), ?, ?, ?, ?"
+                    + " FROM DUAL WHERE IS_USED_LOCK(?) = CONNECTION_ID()"
+                    + " ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1), lock_name = VALUES(lock_name),"
                     + " holder_conn = VALUES(holder_conn), owner_host = VALUES(owner_host), owner_pid = VALUES(owner_pid),"
-                    + " owner_id = VALUES(owner_id), acquired_at_ms = VALUES(acquired_at_ms)";
-            String columns = "INSERT INTO " + TABLE + " (id, name, lock_name, token, holder_conn, owner_host, owner_pid, owner_id,"
-                    + " acquired_at_ms) ";
-            lockAndWrite = c.prepareStatement(columns + "SELECT ?, ?, ?, LAST_INSERT_ID(1), CONNECTION_ID(), ?, ?, ?, ? FROM DUAL"
-                    + " WHERE GET_LOCK(?, ?) = 1" + update, Statement.RETURN_GENERATED_KEYS);
-        }
-
-        /** {@code GET_LOCK(name, 0)} + {@code RELEASE_LOCK}: the floor. */
-        void bare() throws SQLException {
-            getLock.setString(1, LOCK);
-            if (intOf(getLock) != 1) {
-                throw new SQLException("the user lock is taken");
-            }
-            release();
+                    + " owner_id = VALUES(owner_id), acquired_at_ms = VALUES(acquired_at_ms)", Statement.RETURN_GENERATED_KEYS);
         }
 
         /**
-         * kanuki's acquisition: {@code INSERT … SELECT … WHERE GET_LOCK(?, ?) = 1 ON DUPLICATE KEY
-         * UPDATE}, the token from the generated keys, then {@code RELEASE_LOCK}.
-         *
-         * @param timeoutSeconds 0 for kanuki's {@code tryAcquire()}, the wait for {@code acquire(timeout)}
+         * {@code GET_LOCK(name, timeout)} + {@code RELEASE_LOCK}: with timeout 0 the floor and
+         * kanuki's {@code tryAcquire()}; with a timeout, kanuki's {@code acquire(timeout)}.
          */
-        long sameStatements(int timeoutSeconds) throws SQLException {
-            lockAndWrite.setString(1, "bench-by-hand");
-            lockAndWrite.setString(2, "bench-by-hand");
-            lockAndWrite.setString(3, LOCK);
-            lockAndWrite.setString(4, HOST);
-            lockAndWrite.setLong(5, PID);
-            lockAndWrite.setString(6, OWNER_ID);
-            lockAndWrite.setLong(7, System.currentTimeMillis());
-            lockAndWrite.setString(8, LOCK);
-            lockAndWrite.setBigDecimal(9, BigDecimal.valueOf(timeoutSeconds));
-            if (lockAndWrite.executeUpdate() == 0) {
-                throw new SQLException("the user lock is taken");
+        void bare(BigDecimal timeoutSeconds) throws SQLException {
+            getLock(timeoutSeconds);
+            release();
+        }
+
+        /** kanuki's {@code tryAcquire()} + {@code fencingToken()}: lock, the checked token write, release. */
+        long fenced() throws SQLException {
+            getLock(BigDecimal.ZERO);
+            issueToken.setString(1, "bench-by-hand");
+            issueToken.setString(2, "bench-by-hand");
+            issueToken.setString(3, LOCK);
+            issueToken.setString(4, HOST);
+            issueToken.setLong(5, PID);
+            issueToken.setString(6, OWNER_ID);
+            issueToken.setLong(7, System.currentTimeMillis());
+            issueToken.setString(8, LOCK);
+            if (issueToken.executeUpdate() == 0) {
+                throw new SQLException("the lock was not held when the token was issued");
             }
             long token;
-            try (ResultSet keys = lockAndWrite.getGeneratedKeys()) {
+            try (ResultSet keys = issueToken.getGeneratedKeys()) {
                 keys.next();
                 token = keys.getLong(1);
             }
             release();
             return token;
+        }
+
+        private void getLock(BigDecimal timeoutSeconds) throws SQLException {
+            getLock.setString(1, LOCK);
+            getLock.setBigDecimal(2, timeoutSeconds);
+            if (intOf(getLock) != 1) {
+                throw new SQLException("the user lock is taken");
+            }
         }
 
         private void release() throws SQLException {

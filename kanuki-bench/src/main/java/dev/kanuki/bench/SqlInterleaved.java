@@ -1,9 +1,11 @@
 package dev.kanuki.bench;
 
 import dev.kanuki.DistributedLock;
+import dev.kanuki.LockHandle;
 import dev.kanuki.LockProvider;
 import dev.kanuki.testkit.MariaDbServer;
 import dev.kanuki.testkit.PostgresServer;
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -12,8 +14,8 @@ import java.util.Locale;
 
 /**
  * {@link SqlBench}'s PostgreSQL and MariaDB pairs again, but in <em>one</em> JVM on <em>one</em>
- * server, in interleaved blocks (kanuki try, same statements try, bare, kanuki acquire, same
- * statements await; 1 000 ops each; repeated), with ratios taken within each round and then the
+ * server, in interleaved blocks (kanuki try, bare, kanuki acquire, same statements await, kanuki
+ * try + fencing token, same statements fenced; 1 000 ops each; repeated), with ratios taken within each round and then the
  * median. {@link SqlBench} gives each benchmark its own fork and freshly started server, which on
  * a shared machine meets the other load at different moments; interleaving puts every pair
  * under the same load. Not JMH: the first rounds include warm-up, so they are dropped.
@@ -44,7 +46,7 @@ public final class SqlInterleaved {
                         String name = server.createDatabase("bench");
                         try (LockProvider p = LockProvider.open(server.kanukiUri(name) + SqlBench.NO_GRACE);
                                 SqlByHand.Postgres raw = new SqlByHand.Postgres(server.connect(name))) {
-                            run("postgres", p.lock("bench"), raw::sameStatementsTry, raw::bare, raw::sameStatementsAwait);
+                            run("postgres", p.lock("bench"), raw::bare, raw::sameStatementsAwait, raw::fenced);
                         }
                     }
                 }
@@ -53,8 +55,8 @@ public final class SqlInterleaved {
                         String name = server.createDatabase("bench");
                         try (LockProvider p = LockProvider.open(server.kanukiUri(name) + SqlBench.NO_GRACE);
                                 SqlByHand.MariaDb raw = new SqlByHand.MariaDb(server.connect(name))) {
-                            run("mariadb", p.lock("bench"), () -> raw.sameStatements(0), raw::bare,
-                                    () -> raw.sameStatements(5));
+                            run("mariadb", p.lock("bench"), () -> raw.bare(BigDecimal.ZERO),
+                                    () -> raw.bare(new BigDecimal("5.000")), raw::fenced);
                         }
                     }
                 }
@@ -63,10 +65,16 @@ public final class SqlInterleaved {
         }
     }
 
-    private static void run(String db, DistributedLock lock, Op sameTry, Op bare, Op sameAwait) throws Exception {
-        String[] names = {"kanukiTry", "sameTry", "bare", "kanuki", "sameAwait"};
-        Op[] ops = {() -> lock.tryAcquire().orElseThrow().close(), sameTry, bare,
-                () -> lock.acquire(Duration.ofSeconds(5)).close(), sameAwait};
+    private static void run(String db, DistributedLock lock, Op bare, Op sameAwait, Op sameFenced) throws Exception {
+        String[] names = {"kanukiTry", "bare", "kanuki", "sameAwait", "kanukiFenced", "sameFenced"};
+        Op[] ops = {() -> lock.tryAcquire().orElseThrow().close(), bare,
+                () -> lock.acquire(Duration.ofSeconds(5)).close(), sameAwait,
+                () -> {
+                    try (LockHandle h = lock.tryAcquire().orElseThrow()) {
+                        h.fencingToken();
+                    }
+                },
+                sameFenced};
         List<double[]> rounds = new ArrayList<>();
         for (int round = 0; round < WARM_ROUNDS + ROUNDS; round++) {
             double[] micros = new double[ops.length];
@@ -87,9 +95,10 @@ public final class SqlInterleaved {
             System.out.printf(Locale.ROOT, " %s %.0f", names[k], median(rounds.stream().mapToDouble(r -> r[col]).toArray()));
         }
         System.out.println();
-        System.out.printf(Locale.ROOT, "  kanuki vs raw, median of per-round ratios: kanukiTry/bare %.2fx, kanuki/bare %.2fx,"
-                        + " kanukiTry/sameTry %.2fx, kanuki/sameAwait %.2fx (sameTry/bare %.2fx)%n",
-                ratio(rounds, 0, 2), ratio(rounds, 3, 2), ratio(rounds, 0, 1), ratio(rounds, 3, 4), ratio(rounds, 1, 2));
+        System.out.printf(Locale.ROOT, "  median of per-round ratios: kanukiTry/bare %.2fx, kanuki/bare %.2fx,"
+                        + " kanuki/sameAwait %.2fx, kanukiFenced/sameFenced %.2fx (sameFenced/bare %.2fx: what fencing"
+                        + " costs)%n",
+                ratio(rounds, 0, 1), ratio(rounds, 2, 1), ratio(rounds, 2, 3), ratio(rounds, 4, 5), ratio(rounds, 5, 1));
     }
 
     private static double ratio(List<double[]> rounds, int a, int b) {

@@ -64,7 +64,8 @@ final class StatusCommand implements Callable<Integer> {
         static Row of(LockStatus status, String strategy, Instant now) {
             // A free lock has no holder; the last one some backends remember is not shown.
             OwnerInfo owner = status.state() == LockStatus.State.FREE ? null : status.owner().orElse(null);
-            Long age = owner == null ? null : now.toEpochMilli() - owner.acquiredAt().toEpochMilli();
+            Long age = owner == null || owner.acquiredAt() == null ? null
+                    : now.toEpochMilli() - owner.acquiredAt().toEpochMilli();
             Long left = owner == null ? null : Display.leaseLeftMillis(owner, now);
             return new Row(status.name(), status.state(), strategy, owner, age, left, status.lastFencingToken());
         }
@@ -91,7 +92,8 @@ final class StatusCommand implements Callable<Integer> {
                     .field("ownerId", owner == null ? null : owner.id())
                     .field("age", ageMillis == null ? null : Display.duration(ageMillis))
                     .nullableField("ageMillis", ageMillis)
-                    .nullableField("acquiredAt", owner == null ? null : owner.acquiredAt().toEpochMilli())
+                    .nullableField("acquiredAt", owner == null || owner.acquiredAt() == null ? null
+                            : owner.acquiredAt().toEpochMilli())
                     .field("leaseLeft", owner == null ? null : Display.leaseLeft(leaseLeftMillis))
                     .nullableField("leaseLeftMillis", leaseLeftMillis)
                     .nullableField("leaseUntil", owner == null || owner.leaseUntil() == null ? null

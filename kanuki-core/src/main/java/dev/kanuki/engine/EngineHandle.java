@@ -4,6 +4,7 @@ import dev.kanuki.LockHandle;
 import dev.kanuki.LockLostException;
 import dev.kanuki.LockNames;
 import dev.kanuki.spi.Grant;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -127,7 +128,8 @@ final class EngineHandle implements LockHandle {
 
     @Override
     public String toString() {
-        return "LockHandle[" + LockNames.printable(lock.name) + ", token " + grant.fencingToken()
+        OptionalLong token = grant.issuedToken();
+        return "LockHandle[" + LockNames.printable(lock.name) + (token.isPresent() ? ", token " + token.getAsLong() : "")
                 + (isHeld() ? ", held" : ", not held") + "]";
     }
 }

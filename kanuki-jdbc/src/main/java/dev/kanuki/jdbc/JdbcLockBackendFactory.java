@@ -165,22 +165,31 @@ public final class JdbcLockBackendFactory implements LockBackendFactory {
         int maxIdle = intParam(uri, "maxIdle", DEFAULT_MAX_IDLE);
         Duration grace = uri.durationParam("restartGrace", DEFAULT_RESTART_GRACE);
         SessionPool pool = new SessionPool(source, statements, maxIdle, grace.toNanos());
-        SqlSession first = pool.open();
         String database;
         String storeScope = scope;
-        try {
-            database = statements.prepareSchema(first.connection);
+        // The tables first, on a plain connection: sessions register themselves in one of them.
+        try (Connection c = openForSchema(source)) {
+            database = statements.prepareSchema(c);
             if (storeScope == null) {
-                storeScope = dialect.scheme() + ":" + stripQuery(first.connection.getMetaData().getURL()) + "#" + database;
+                storeScope = dialect.scheme() + ":" + stripQuery(c.getMetaData().getURL()) + "#" + database;
             }
         } catch (SQLException e) {
-            first.abort();
             pool.close();
-            throw new LockBackendException("cannot prepare the lock table " + statements.table + " on " + source.describe()
-                    + ": " + e.getMessage(), "let the user create tables, or create it as docs/backends/sql.md shows", e);
+            throw new LockBackendException("cannot prepare the lock tables " + statements.table + " and "
+                    + statements.sessionsTable() + " on " + source.describe() + ": " + e.getMessage(),
+                    "let the user create tables, or create them as docs/backends/sql.md shows", e);
         }
-        pool.giveBack(first);
+        pool.giveBack(pool.open()); // proves a session can be set up, and keeps it for the first lock
         return new SqlLockBackend(statements, pool, new LockKeys(database, keyOverride), storeScope, onClose);
+    }
+
+    private static Connection openForSchema(ConnectionSource source) {
+        try {
+            return source.open();
+        } catch (SQLException e) {
+            throw new LockBackendException("cannot connect to " + source.describe() + ": " + e.getMessage(),
+                    "check that the server is running and that host, port, database, user and password are right", e);
+        }
     }
 
     private static String stripQuery(String url) {

@@ -12,19 +12,21 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * MySQL and MariaDB: user-level locks, {@code GET_LOCK(name, timeout)} /
  * {@code RELEASE_LOCK(name)}, which belong to the session and end with it.
  *
  * <ul>
- *   <li>try and wait are one statement: {@code INSERT ... SELECT ... FROM DUAL WHERE
- *       GET_LOCK(?, ?) = 1 ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1)}. The row
- *       (owner record and next token) is written only when the lock was obtained, and the new
- *       token comes back in the OK packet's insert id: no second round trip. Waiting happens
- *       inside {@code GET_LOCK}, woken by the server.</li>
- *   <li>check and status: {@code IS_USED_LOCK(name)}, the holder's connection id, against
- *       {@code CONNECTION_ID()} and the owner record's {@code holder_conn}.</li>
+ *   <li>try and wait: {@code SELECT GET_LOCK(?, ?)} alone, the statement a program would run
+ *       by hand. Waiting happens inside {@code GET_LOCK}, woken by the server.</li>
+ *   <li>fencing token, on demand: {@code INSERT ... SELECT ... FROM DUAL WHERE IS_USED_LOCK(?) =
+ *       CONNECTION_ID() ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1)}: written only
+ *       while this session holds the lock, and the new token comes back in the OK packet's
+ *       insert id, one round trip.</li>
+ *   <li>owners: each session registers its process (host, pid) once, keyed by
+ *       {@code CONNECTION_ID()}; {@code status} looks up the holder {@code IS_USED_LOCK} names.</li>
  *   <li>no shared locks: {@code GET_LOCK} is exclusive only.</li>
  * </ul>
  *
@@ -33,24 +35,36 @@ import java.util.Optional;
  * deadline. Lock names are server-wide and at most 64 characters: see {@link LockKeys}.
  */
 final class MysqlDialect extends SqlDialect {
-    private final String lockAndWrite;
-    private final String write;
+    private final String registerSession;
+    private final String registerName;
+    private final String issue;
     private final String status;
+    private final String list;
     private volatile boolean fractionalTimeouts = true;
 
     MysqlDialect(String table) {
         super(table);
-        String update = " ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1), lock_name = VALUES(lock_name),"
+        String sessions = sessionsTable();
+        this.registerSession = "INSERT INTO " + sessions + " (conn_id, owner_host, owner_pid, owner_id, since_ms)"
+                + " VALUES (CONNECTION_ID(), ?, ?, ?, ?) ON DUPLICATE KEY UPDATE owner_host = VALUES(owner_host),"
+                + " owner_pid = VALUES(owner_pid), owner_id = VALUES(owner_id), since_ms = VALUES(since_ms)";
+        this.registerName = "INSERT INTO " + table + " (id, name, lock_name, token) VALUES (?, ?, ?, 0)"
+                + " ON DUPLICATE KEY UPDATE id = id";
+        // parameters: id, name, lock name, host, pid, owner id, acquired-at, then IS_USED_LOCK's name
+        this.issue = "INSERT INTO " + table + " (id, name, lock_name, token, holder_conn, owner_host, owner_pid, owner_id,"
+                + " acquired_at_ms) SELECT ?, ?, ?, LAST_INSERT_ID(1), CONNECTION_ID(), ?, ?, ?, ? FROM DUAL"
+                + " WHERE IS_USED_LOCK(?) = CONNECTION_ID()"
+                + " ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1), lock_name = VALUES(lock_name),"
                 + " holder_conn = VALUES(holder_conn), owner_host = VALUES(owner_host), owner_pid = VALUES(owner_pid),"
                 + " owner_id = VALUES(owner_id), acquired_at_ms = VALUES(acquired_at_ms)";
-        String columns = "INSERT INTO " + table + " (id, name, lock_name, token, holder_conn, owner_host, owner_pid, owner_id,"
-                + " acquired_at_ms) ";
-        // parameters: id, name, lock name, host, pid, owner id, acquired-at, then GET_LOCK's name and timeout
-        this.lockAndWrite = columns + "SELECT ?, ?, ?, LAST_INSERT_ID(1), CONNECTION_ID(), ?, ?, ?, ? FROM DUAL"
-                + " WHERE GET_LOCK(?, ?) = 1" + update;
-        this.write = columns + "VALUES (?, ?, ?, LAST_INSERT_ID(1), CONNECTION_ID(), ?, ?, ?, ?)" + update;
-        this.status = "SELECT IS_USED_LOCK(?) AS holder, t.name, t.token, t.holder_conn, t.owner_host, t.owner_pid,"
-                + " t.owner_id, t.acquired_at_ms FROM (SELECT 1 AS one) d LEFT JOIN " + table + " t ON t.id = ?";
+        this.status = "SELECT h.holder, s.owner_host AS holder_host, s.owner_pid AS holder_pid, s.owner_id AS holder_id,"
+                + " t.token, t.owner_host, t.owner_pid, t.owner_id, t.acquired_at_ms"
+                + " FROM (SELECT IS_USED_LOCK(?) AS holder) h LEFT JOIN " + sessions + " s ON s.conn_id = h.holder"
+                + " LEFT JOIN " + table + " t ON t.id = ?";
+        this.list = "SELECT t.id, t.name, t.token, t.owner_host, t.owner_pid, t.owner_id, t.acquired_at_ms, h.holder,"
+                + " s.owner_host AS holder_host, s.owner_pid AS holder_pid, s.owner_id AS holder_id"
+                + " FROM (SELECT id, IS_USED_LOCK(lock_name) AS holder FROM " + table + ") h JOIN " + table
+                + " t ON t.id = h.id LEFT JOIN " + sessions + " s ON s.conn_id = h.holder ORDER BY t.name";
     }
 
     @Override
@@ -91,12 +105,15 @@ final class MysqlDialect extends SqlDialect {
                     + " owner_pid BIGINT,"
                     + " owner_id VARCHAR(64) CHARACTER SET ascii,"
                     + " acquired_at_ms BIGINT) ENGINE=InnoDB");
+            s.execute("CREATE TABLE IF NOT EXISTS " + sessionsTable() + " (conn_id BIGINT NOT NULL PRIMARY KEY,"
+                    + " owner_host VARCHAR(255) CHARACTER SET utf8mb4 NOT NULL, owner_pid BIGINT NOT NULL,"
+                    + " owner_id VARCHAR(64) CHARACTER SET ascii NOT NULL, since_ms BIGINT) ENGINE=InnoDB");
         }
         return database;
     }
 
     @Override
-    SessionInfo prepareSession(Connection c) throws SQLException {
+    SessionInfo prepareSession(Connection c, OwnerInfo owner) throws SQLException {
         if (!c.getAutoCommit()) {
             c.setAutoCommit(true);
         }
@@ -111,33 +128,53 @@ final class MysqlDialect extends SqlDialect {
                 uptimeMillis = rs.getLong(2) * 1000; // whole seconds
             }
         }
+        try (PreparedStatement ps = c.prepareStatement(registerSession)) {
+            setOwner(ps, 1, owner);
+            ps.executeUpdate();
+        }
         return new SessionInfo(id, uptimeMillis);
     }
 
     @Override
-    Acquired lock(SqlSession s, LockKey key, LockMode mode, OwnerInfo owner, long waitNanos)
-            throws SQLException, InterruptedException {
+    String registerName(SqlSession s, LockKey key) throws SQLException {
+        PreparedStatement ps = s.prepare(registerName);
+        ps.setString(1, key.recordId());
+        ps.setString(2, key.name());
+        ps.setString(3, key.serverName());
+        ps.executeUpdate();
+        return null; // names map to 160-bit digests: no collisions to report
+    }
+
+    @Override
+    boolean lock(SqlSession s, LockKey key, LockMode mode, long waitNanos) throws SQLException, InterruptedException {
         if (mode == LockMode.SHARED) {
             throw new UnsupportedOperationException("MySQL/MariaDB have no shared user locks");
         }
-        PreparedStatement ps = s.prepareReturningKeys(lockAndWrite);
-        setRecord(ps, key, owner);
-        ps.setString(8, key.serverName());
-        int rows;
+        PreparedStatement ps = s.prepare("SELECT GET_LOCK(?, ?)");
+        ps.setString(1, key.serverName());
         if (waitNanos <= 0) {
-            ps.setBigDecimal(9, BigDecimal.ZERO);
-            rows = ps.executeUpdate();
-        } else {
-            Integer waited = executeWaiting(s, ps, 9, waitNanos);
-            if (waited == null) {
-                return null;
+            ps.setInt(2, 0);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1) == 1; // 0: busy; NULL: an error, nothing held
             }
-            rows = waited;
         }
-        if (rows == 0) {
-            return null; // GET_LOCK returned 0 (busy, timed out) or NULL (killed): nothing held
+        Integer got = executeWaiting(s, ps, 2, waitNanos);
+        return got != null && got == 1; // 0: timed out; NULL (read as 0): killed, nothing held
+    }
+
+    @Override
+    OptionalLong issueToken(SqlSession s, LockKey key, LockMode mode, OwnerInfo owner) throws SQLException {
+        PreparedStatement ps = s.prepareReturningKeys(issue);
+        ps.setString(1, key.recordId());
+        ps.setString(2, key.name());
+        ps.setString(3, key.serverName());
+        setOwner(ps, 4, owner);
+        ps.setString(8, key.serverName());
+        if (ps.executeUpdate() == 0) {
+            return OptionalLong.empty(); // IS_USED_LOCK named another session, or none
         }
-        return new Acquired(insertId(s, ps), null);
+        return OptionalLong.of(insertId(s, ps));
     }
 
     @Override
@@ -166,14 +203,6 @@ final class MysqlDialect extends SqlDialect {
     }
 
     @Override
-    long issuePermitToken(SqlSession s, LockKey permit, OwnerInfo owner) throws SQLException {
-        PreparedStatement ps = s.prepareReturningKeys(write);
-        setRecord(ps, permit, owner);
-        ps.executeUpdate();
-        return insertId(s, ps);
-    }
-
-    @Override
     boolean unlock(SqlSession s, LockKey key, LockMode mode) throws SQLException {
         PreparedStatement ps = s.prepare("SELECT RELEASE_LOCK(?)");
         ps.setString(1, key.serverName());
@@ -194,41 +223,36 @@ final class MysqlDialect extends SqlDialect {
     }
 
     @Override
-    Status status(SqlSession s, LockKey key) throws SQLException {
+    LockStatus status(SqlSession s, LockKey key) throws SQLException {
         PreparedStatement ps = s.prepare(status);
         ps.setString(1, key.serverName());
         ps.setString(2, key.recordId());
         try (ResultSet rs = ps.executeQuery()) {
             rs.next();
-            long holder = rs.getLong("holder");
+            rs.getLong("holder");
             boolean held = !rs.wasNull();
-            String name = rs.getString("name");
-            long token = name == null ? -1 : rs.getLong("token");
-            OwnerInfo owner = owner(rs, "owner_host", "owner_pid", "owner_id", "acquired_at_ms");
-            long holderConn = rs.getLong("holder_conn");
-            if (held) {
-                // The record names the holder only if the holder's session wrote it.
-                Optional<OwnerInfo> who = holderConn == holder ? Optional.ofNullable(owner) : Optional.empty();
-                return new Status(new LockStatus(key.name(), LockStatus.State.HELD, who, token), null);
+            long token = rs.getLong("token");
+            if (rs.wasNull()) {
+                token = -1;
             }
-            return new Status(new LockStatus(key.name(), LockStatus.State.FREE, Optional.ofNullable(owner), token), null);
+            if (held) {
+                return new LockStatus(key.name(), LockStatus.State.HELD, Optional.ofNullable(owner(rs, "holder_", null)), token);
+            }
+            return new LockStatus(key.name(), LockStatus.State.FREE,
+                    Optional.ofNullable(owner(rs, "owner_", "acquired_at_ms")), token);
         }
     }
 
     @Override
     List<Row> listRows(SqlSession s) throws SQLException {
-        PreparedStatement ps = s.prepare("SELECT id, name, token, holder_conn, owner_host, owner_pid, owner_id,"
-                + " acquired_at_ms, IS_USED_LOCK(lock_name) AS holder FROM " + table + " ORDER BY name");
+        PreparedStatement ps = s.prepare(list);
         List<Row> rows = new java.util.ArrayList<>();
         try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
-                long holder = rs.getLong("holder");
-                if (rs.wasNull()) {
-                    holder = -1;
-                }
-                rows.add(new Row(rs.getString("id"), rs.getString("name"), 0, rs.getLong("token"), rs.getLong("holder_conn"),
-                        owner(rs, "owner_host", "owner_pid", "owner_id", "acquired_at_ms"), rs.getLong("acquired_at_ms"),
-                        holder, 0));
+                rs.getLong("holder");
+                boolean held = !rs.wasNull();
+                rows.add(new Row(rs.getString("id"), rs.getString("name"), rs.getLong("token"),
+                        owner(rs, "owner_", "acquired_at_ms"), held, held ? owner(rs, "holder_", null) : null, 0));
             }
         }
         return rows;
@@ -259,13 +283,6 @@ final class MysqlDialect extends SqlDialect {
     }
 
     // ---------------------------------------------------------------- helpers
-
-    private static void setRecord(PreparedStatement ps, LockKey key, OwnerInfo owner) throws SQLException {
-        ps.setString(1, key.recordId());
-        ps.setString(2, key.name());
-        ps.setString(3, key.serverName());
-        setOwner(ps, 4, owner);
-    }
 
     private static long insertId(SqlSession s, PreparedStatement ps) throws SQLException {
         try (ResultSet keys = ps.getGeneratedKeys()) {

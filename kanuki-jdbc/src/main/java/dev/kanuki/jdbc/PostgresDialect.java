@@ -12,78 +12,84 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * PostgreSQL: session-level advisory locks in their two-{@code int} form.
  *
  * <ul>
- *   <li>try: one statement, {@code pg_try_advisory_lock} in a CTE whose success gates an
- *       {@code INSERT ... ON CONFLICT DO UPDATE} of the owner record with the next token.</li>
- *   <li>wait: {@code pg_advisory_lock} under a transaction-local {@code lock_timeout}, and the
- *       same record write, sent as one batch: the server wakes the waiter and writes the record
- *       without another round trip. The local setting reverts at the end of the batch, so
- *       nothing leaks into a connection pool.</li>
- *   <li>shared: {@code pg_advisory_lock_shared}; a reader reads the last writer's token in a
- *       second statement of the same batch, so it sees the token of a writer that released just
- *       before (each statement takes a fresh snapshot).</li>
- *   <li>check and status: {@code pg_locks}, matched against {@code pg_backend_pid()} and the
- *       owner records' {@code holder_pid}.</li>
+ *   <li>try: {@code pg_try_advisory_lock} alone, the same statement a program would run by
+ *       hand; shared mode {@code pg_try_advisory_lock_shared}.</li>
+ *   <li>wait: {@code pg_advisory_lock} under a transaction-local {@code lock_timeout}, sent as
+ *       one batch: the server wakes the waiter. The local setting reverts at the end of the
+ *       batch, so nothing leaks into a connection pool.</li>
+ *   <li>fencing token, on demand: an {@code INSERT ... ON CONFLICT DO UPDATE} of the name's row
+ *       to token + 1, which writes only if {@code pg_locks} shows this session holding the key.
+ *       A reader reads the last writer's token the same way under its shared lock.</li>
+ *   <li>owners: each session registers its process (host, pid) once, keyed by
+ *       {@code pg_backend_pid()}; {@code status} joins {@code pg_locks} with those
+ *       registrations.</li>
  * </ul>
  *
- * <p>The owner-record table is a normal (logged) table: the token is committed before the lock
- * is handed out, so with {@code synchronous_commit = on} (the default) no crash of the server
- * can issue the same token twice.
+ * <p>The lock-record table is a normal (logged) table: a token is committed before it is
+ * handed out, so with {@code synchronous_commit = on} (the default) no crash of the server can
+ * issue the same token twice.
  */
 final class PostgresDialect extends SqlDialect {
     private static final String LOCK_TIMEOUT = "55P03";
     private static final String QUERY_CANCELED = "57014";
-    private static final String PG_LOCKS = "FROM pg_locks WHERE locktype = 'advisory'"
-            + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+    private static final String THIS_DATABASE = "database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+    private static final String PG_LOCKS = "FROM pg_locks WHERE locktype = 'advisory' AND " + THIS_DATABASE
             + " AND classid = ?::int8::oid AND objid = ?::int8::oid AND objsubid = 2";
 
-    private final String write;
-    private final String tryExclusive;
+    private final String registerSession;
+    private final String registerName;
+    private final String issueExclusive;
+    private final String issueShared;
     private final String awaitExclusive;
-    private final String tryShared;
     private final String awaitShared;
-    private final String awaitPermit;
     private final String holds;
     private final String status;
     private final String list;
 
     PostgresDialect(String table) {
         super(table);
-        String upsert = "INSERT INTO " + table + " AS t (id, name, lock_key, token, holder_pid, owner_host, owner_pid,"
-                + " owner_id, acquired_at_ms) %s"
+        String sessions = sessionsTable();
+        this.registerSession = "INSERT INTO " + sessions + " AS s (pid, owner_host, owner_pid, owner_id, since_ms)"
+                + " VALUES (pg_backend_pid(), ?, ?, ?, ?) ON CONFLICT (pid) DO UPDATE SET owner_host = excluded.owner_host,"
+                + " owner_pid = excluded.owner_pid, owner_id = excluded.owner_id, since_ms = excluded.since_ms;"
+                + " SELECT pg_backend_pid(),"
+                + " (EXTRACT(EPOCH FROM clock_timestamp() - pg_postmaster_start_time()) * 1000)::bigint";
+        // parameters: id, name, key, then key and id for the names sharing the key
+        this.registerName = "INSERT INTO " + table + " AS t (id, name, lock_key, token) VALUES (?, ?, ?, 0)"
+                + " ON CONFLICT (id) DO UPDATE SET lock_key = excluded.lock_key WHERE t.lock_key <> excluded.lock_key;"
+                + " SELECT string_agg(c.name, E'\\n') FROM " + table + " c WHERE c.lock_key = ? AND c.id <> ?";
+        String heldHere = "EXISTS (SELECT 1 " + PG_LOCKS + " AND pid = pg_backend_pid() AND granted AND mode = ?)";
+        // parameters: id, name, key, host, pid, owner id, acquired-at, then the held check's high, low, mode
+        this.issueExclusive = "INSERT INTO " + table + " AS t (id, name, lock_key, token, holder_pid, owner_host,"
+                + " owner_pid, owner_id, acquired_at_ms) SELECT ?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ? WHERE " + heldHere
                 + " ON CONFLICT (id) DO UPDATE SET token = t.token + 1, lock_key = excluded.lock_key,"
                 + " holder_pid = excluded.holder_pid, owner_host = excluded.owner_host, owner_pid = excluded.owner_pid,"
                 + " owner_id = excluded.owner_id, acquired_at_ms = excluded.acquired_at_ms"
                 + " RETURNING t.token";
-        String others = "(SELECT string_agg(c.name, E'\\n') FROM " + table + " c WHERE c.lock_key = ? AND c.id <> ?)";
-        // parameters: id, name, key, host, pid, owner id, acquired-at, key, id
-        this.write = String.format(upsert, "VALUES (?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ?)") + ", " + others;
-        // parameters: high, low, then as write
-        this.tryExclusive = "WITH l AS MATERIALIZED (SELECT pg_try_advisory_lock(?, ?) AS got),"
-                + " w AS (" + String.format(upsert, "SELECT ?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ? FROM l WHERE l.got") + ")"
-                + " SELECT l.got, (SELECT token FROM w), " + others + " FROM l";
+        this.issueShared = "SELECT " + heldHere + ", (SELECT token FROM " + table + " WHERE id = ?)";
         String local = "SELECT set_config('lock_timeout', ?, true), set_config('statement_timeout', '0', true); ";
-        this.awaitExclusive = local + "SELECT pg_advisory_lock(?, ?); " + write;
-        String readToken = "SELECT token FROM " + table + " WHERE id = ?";
-        this.tryShared = "SELECT pg_try_advisory_lock_shared(?, ?); " + readToken;
-        this.awaitShared = local + "SELECT pg_advisory_lock_shared(?, ?); " + readToken;
-        this.awaitPermit = local + "SELECT pg_advisory_lock(?, ?)";
-        this.holds = "SELECT EXISTS (SELECT 1 " + PG_LOCKS + " AND pid = pg_backend_pid() AND granted AND mode = ?)";
+        this.awaitExclusive = local + "SELECT pg_advisory_lock(?, ?)";
+        this.awaitShared = local + "SELECT pg_advisory_lock_shared(?, ?)";
+        this.holds = "SELECT " + heldHere;
+        this.status = "SELECT l.mode, l.pid, s.owner_host, s.owner_pid, s.owner_id FROM pg_locks l LEFT JOIN " + sessions
+                + " s ON s.pid = l.pid WHERE l.locktype = 'advisory' AND l." + THIS_DATABASE
+                + " AND l.classid = ?::int8::oid AND l.objid = ?::int8::oid AND l.objsubid = 2 AND l.granted"
+                + " ORDER BY l.mode; "
+                + "SELECT token, owner_host, owner_pid, owner_id, acquired_at_ms FROM " + table + " WHERE id = ?";
         this.list = "WITH held AS (SELECT (classid::int8 << 32) | objid::int8 AS k, mode, pid FROM pg_locks"
-                + " WHERE locktype = 'advisory' AND objsubid = 2 AND granted"
-                + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))"
-                + " SELECT t.id, t.name, t.lock_key, t.token, t.holder_pid, t.owner_host, t.owner_pid, t.owner_id,"
-                + " t.acquired_at_ms,"
-                + " (SELECT h.pid FROM held h WHERE h.k = t.lock_key AND h.mode = 'ExclusiveLock' LIMIT 1) AS exclusive_pid,"
+                + " WHERE locktype = 'advisory' AND objsubid = 2 AND granted AND " + THIS_DATABASE + ")"
+                + " SELECT t.id, t.name, t.token, t.owner_host, t.owner_pid, t.owner_id, t.acquired_at_ms, x.pid AS holder,"
+                + " s.owner_host AS holder_host, s.owner_pid AS holder_pid, s.owner_id AS holder_id,"
                 + " (SELECT count(*) FROM held h WHERE h.k = t.lock_key AND h.mode = 'ShareLock') AS shared_holders"
-                + " FROM " + table + " t ORDER BY t.name";
-        this.status = "SELECT mode, pid " + PG_LOCKS + " AND granted; "
-                + "SELECT id, name, token, holder_pid, owner_host, owner_pid, owner_id, acquired_at_ms FROM " + table
-                + " WHERE id = ? OR lock_key = ?";
+                + " FROM " + table + " t"
+                + " LEFT JOIN LATERAL (SELECT h.pid FROM held h WHERE h.k = t.lock_key AND h.mode = 'ExclusiveLock' LIMIT 1) x"
+                + " ON true LEFT JOIN " + sessions + " s ON s.pid = x.pid ORDER BY t.name";
     }
 
     @Override
@@ -106,8 +112,10 @@ final class PostgresDialect extends SqlDialect {
         c.setAutoCommit(true);
         String database;
         boolean exists;
-        try (PreparedStatement ps = c.prepareStatement("SELECT current_database(), to_regclass(?) IS NOT NULL")) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT current_database(),"
+                + " to_regclass(?) IS NOT NULL AND to_regclass(?) IS NOT NULL")) {
             ps.setString(1, table);
+            ps.setString(2, sessionsTable());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 database = rs.getString(1);
@@ -124,6 +132,8 @@ final class PostgresDialect extends SqlDialect {
                         + " lock_key bigint NOT NULL, token bigint NOT NULL, holder_pid integer, owner_host text,"
                         + " owner_pid bigint, owner_id text, acquired_at_ms bigint)");
                 s.execute("CREATE INDEX IF NOT EXISTS " + index + " ON " + table + " (lock_key)");
+                s.execute("CREATE TABLE IF NOT EXISTS " + sessionsTable() + " (pid integer PRIMARY KEY,"
+                        + " owner_host text NOT NULL, owner_pid bigint NOT NULL, owner_id text NOT NULL, since_ms bigint)");
                 c.commit();
             } catch (SQLException e) {
                 c.rollback();
@@ -136,59 +146,68 @@ final class PostgresDialect extends SqlDialect {
     }
 
     @Override
-    SessionInfo prepareSession(Connection c) throws SQLException {
+    SessionInfo prepareSession(Connection c, OwnerInfo owner) throws SQLException {
         if (!c.getAutoCommit()) {
             c.setAutoCommit(true);
         }
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_backend_pid(),"
-                + " (EXTRACT(EPOCH FROM clock_timestamp() - pg_postmaster_start_time()) * 1000)::bigint")) {
-            rs.next();
-            return new SessionInfo(rs.getLong(1), rs.getLong(2));
+        try (PreparedStatement ps = c.prepareStatement(registerSession)) {
+            setOwner(ps, 1, owner);
+            List<Object[]> rows = executeAll(ps, 1);
+            return new SessionInfo(((Number) rows.get(0)[0]).longValue(), ((Number) rows.get(0)[1]).longValue());
         }
     }
 
     @Override
-    Acquired lock(SqlSession s, LockKey key, LockMode mode, OwnerInfo owner, long waitNanos)
-            throws SQLException, InterruptedException {
+    String registerName(SqlSession s, LockKey key) throws SQLException {
+        PreparedStatement ps = s.prepare(registerName);
+        ps.setString(1, key.recordId());
+        ps.setString(2, key.name());
+        ps.setLong(3, key.key());
+        ps.setLong(4, key.key());
+        ps.setString(5, key.recordId());
+        Object[] others = executeAll(ps, 1).get(0);
+        return others == null ? null : (String) others[0];
+    }
+
+    @Override
+    boolean lock(SqlSession s, LockKey key, LockMode mode, long waitNanos) throws SQLException, InterruptedException {
         boolean shared = mode == LockMode.SHARED;
         if (waitNanos <= 0) {
-            if (shared) {
-                PreparedStatement ps = s.prepare(tryShared);
-                setKey(ps, 1, key);
-                ps.setString(3, key.recordId());
-                List<Object[]> rows = executeAll(ps, 2);
-                if (!(Boolean) rows.get(0)[0]) {
-                    return null;
-                }
-                return new Acquired(tokenOf(rows.get(1)), null);
-            }
-            PreparedStatement ps = s.prepare(tryExclusive);
+            PreparedStatement ps = s.prepare(shared ? "SELECT pg_try_advisory_lock_shared(?, ?)"
+                    : "SELECT pg_try_advisory_lock(?, ?)");
             setKey(ps, 1, key);
-            setWrite(ps, 3, key, owner);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                if (!rs.getBoolean(1)) {
-                    return null;
-                }
-                return new Acquired(rs.getLong(2), rs.getString(3));
+                return rs.getBoolean(1);
             }
         }
         long millis = waitMillis(waitNanos);
         PreparedStatement ps = s.prepare(shared ? awaitShared : awaitExclusive);
         ps.setString(1, Long.toString(Math.min(millis, Integer.MAX_VALUE)));
         setKey(ps, 2, key);
-        if (shared) {
+        return executeWaiting(s, ps, millis, 2) != null;
+    }
+
+    @Override
+    OptionalLong issueToken(SqlSession s, LockKey key, LockMode mode, OwnerInfo owner) throws SQLException {
+        if (mode == LockMode.SHARED) {
+            PreparedStatement ps = s.prepare(issueShared);
+            setHeld(ps, 1, key, "ShareLock");
             ps.setString(4, key.recordId());
-        } else {
-            setWrite(ps, 4, key, owner);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1) ? OptionalLong.of(rs.getLong(2)) : OptionalLong.empty();
+            }
         }
-        List<Object[]> rows = executeWaiting(s, ps, millis, 3);
-        if (rows == null) {
-            return null;
+        PreparedStatement ps = s.prepare(issueExclusive);
+        ps.setString(1, key.recordId());
+        ps.setString(2, key.name());
+        ps.setLong(3, key.key());
+        setOwner(ps, 4, owner);
+        setHeld(ps, 8, key, "ExclusiveLock");
+        try (ResultSet rs = ps.executeQuery()) {
+            return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();
         }
-        Object[] last = rows.get(2);
-        return shared ? new Acquired(tokenOf(last), null)
-                : new Acquired(((Number) last[0]).longValue(), (String) last[1]);
     }
 
     @Override
@@ -211,20 +230,10 @@ final class PostgresDialect extends SqlDialect {
     @Override
     boolean awaitPermit(SqlSession s, LockKey permit, long waitNanos) throws SQLException, InterruptedException {
         long millis = waitMillis(waitNanos);
-        PreparedStatement ps = s.prepare(awaitPermit);
+        PreparedStatement ps = s.prepare(awaitExclusive);
         ps.setString(1, Long.toString(Math.min(millis, Integer.MAX_VALUE)));
         setKey(ps, 2, permit);
         return executeWaiting(s, ps, millis, 2) != null;
-    }
-
-    @Override
-    long issuePermitToken(SqlSession s, LockKey permit, OwnerInfo owner) throws SQLException {
-        PreparedStatement ps = s.prepare(write);
-        setWrite(ps, 1, permit, owner);
-        try (ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getLong(1);
-        }
     }
 
     @Override
@@ -241,9 +250,7 @@ final class PostgresDialect extends SqlDialect {
     @Override
     boolean holds(SqlSession s, LockKey key, LockMode mode) throws SQLException {
         PreparedStatement ps = s.prepare(holds);
-        ps.setLong(1, Integer.toUnsignedLong(key.keyHigh()));
-        ps.setLong(2, Integer.toUnsignedLong(key.keyLow()));
-        ps.setString(3, mode == LockMode.SHARED ? "ShareLock" : "ExclusiveLock");
+        setHeld(ps, 1, key, mode == LockMode.SHARED ? "ShareLock" : "ExclusiveLock");
         try (ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getBoolean(1);
@@ -251,37 +258,37 @@ final class PostgresDialect extends SqlDialect {
     }
 
     /**
-     * Reads who holds the key from {@code pg_locks} and matches the holder's backend pid with the
-     * owner records of every name on that key. When the holder's record is another name's, two
-     * names collided on one key: the lock is reported held (it is, for this name too) with the
-     * other name's owner, and the backend logs the collision.
+     * Who holds the key, from {@code pg_locks} joined with the session registrations, and the
+     * name's last token. With a hash collision the key may be held under another name: it is
+     * then held for this name too, and the holder shown is the real one.
      */
     @Override
-    Status status(SqlSession s, LockKey key) throws SQLException {
+    LockStatus status(SqlSession s, LockKey key) throws SQLException {
         PreparedStatement ps = s.prepare(status);
         ps.setLong(1, Integer.toUnsignedLong(key.keyHigh()));
         ps.setLong(2, Integer.toUnsignedLong(key.keyLow()));
         ps.setString(3, key.recordId());
-        ps.setLong(4, key.key());
         boolean isResult = ps.execute();
-        long exclusivePid = -1;
+        boolean exclusive = false;
+        OwnerInfo holder = null;
         int sharedHolders = 0;
-        List<Row> rows = new ArrayList<>();
+        long token = -1;
+        OwnerInfo lastTokenOwner = null;
         int index = 0;
         while (true) {
             if (isResult) {
                 try (ResultSet rs = ps.getResultSet()) {
                     while (rs.next()) {
                         if (index == 0) {
-                            if ("ExclusiveLock".equals(rs.getString(1))) {
-                                exclusivePid = rs.getLong(2);
+                            if ("ExclusiveLock".equals(rs.getString("mode"))) {
+                                exclusive = true;
+                                holder = owner(rs, "owner_", null);
                             } else {
                                 sharedHolders++;
                             }
                         } else {
-                            rows.add(new Row(rs.getString("id"), rs.getString("name"), rs.getLong("token"),
-                                    rs.getLong("holder_pid"), owner(rs, "owner_host", "owner_pid", "owner_id", "acquired_at_ms"),
-                                    rs.getLong("acquired_at_ms")));
+                            token = rs.getLong("token");
+                            lastTokenOwner = owner(rs, "owner_", "acquired_at_ms");
                         }
                     }
                 }
@@ -291,42 +298,26 @@ final class PostgresDialect extends SqlDialect {
             }
             isResult = ps.getMoreResults();
         }
-        Row mine = rows.stream().filter(r -> r.id.equals(key.recordId())).findFirst().orElse(null);
-        long token = mine == null ? -1 : mine.token;
-        if (exclusivePid >= 0) {
-            long pid = exclusivePid;
-            // The holder's record is the newest one that names its session (a pooled session
-            // can appear in older records of other names on the same key).
-            Row holder = rows.stream().filter(r -> r.holderPid == pid)
-                    .max((a, b) -> Long.compare(a.acquiredAtMs, b.acquiredAtMs)).orElse(null);
-            return new Status(new LockStatus(key.name(), LockStatus.State.HELD,
-                    Optional.ofNullable(holder == null ? null : holder.owner), token),
-                    holder != null && holder != mine ? holder.name : null);
+        if (exclusive) {
+            return new LockStatus(key.name(), LockStatus.State.HELD, Optional.ofNullable(holder), token);
         }
         if (sharedHolders > 0) {
-            return new Status(new LockStatus(key.name(), LockStatus.State.HELD_SHARED, Optional.empty(), token), null);
+            return new LockStatus(key.name(), LockStatus.State.HELD_SHARED, Optional.empty(), token);
         }
-        return new Status(new LockStatus(key.name(), LockStatus.State.FREE,
-                Optional.ofNullable(mine == null ? null : mine.owner), token), null);
-    }
-
-    private record Row(String id, String name, long token, long holderPid, OwnerInfo owner, long acquiredAtMs) {
+        return new LockStatus(key.name(), LockStatus.State.FREE, Optional.ofNullable(lastTokenOwner), token);
     }
 
     @Override
-    List<SqlDialect.Row> listRows(SqlSession s) throws SQLException {
+    List<Row> listRows(SqlSession s) throws SQLException {
         PreparedStatement ps = s.prepare(list);
-        List<SqlDialect.Row> rows = new ArrayList<>();
+        List<Row> rows = new ArrayList<>();
         try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
-                long exclusive = rs.getLong("exclusive_pid");
-                if (rs.wasNull()) {
-                    exclusive = -1;
-                }
-                rows.add(new SqlDialect.Row(rs.getString("id"), rs.getString("name"), rs.getLong("lock_key"),
-                        rs.getLong("token"), rs.getLong("holder_pid"),
-                        owner(rs, "owner_host", "owner_pid", "owner_id", "acquired_at_ms"), rs.getLong("acquired_at_ms"),
-                        exclusive, rs.getInt("shared_holders")));
+                rs.getLong("holder");
+                boolean held = !rs.wasNull();
+                rows.add(new Row(rs.getString("id"), rs.getString("name"), rs.getLong("token"),
+                        owner(rs, "owner_", "acquired_at_ms"), held, held ? owner(rs, "holder_", null) : null,
+                        rs.getInt("shared_holders")));
             }
         }
         return rows;
@@ -362,18 +353,11 @@ final class PostgresDialect extends SqlDialect {
         ps.setInt(first + 1, key.keyLow());
     }
 
-    /** Sets the nine parameters of the record write, from {@code first}. */
-    private static void setWrite(PreparedStatement ps, int first, LockKey key, OwnerInfo owner) throws SQLException {
-        ps.setString(first, key.recordId());
-        ps.setString(first + 1, key.name());
-        ps.setLong(first + 2, key.key());
-        setOwner(ps, first + 3, owner);
-        ps.setLong(first + 7, key.key());
-        ps.setString(first + 8, key.recordId());
-    }
-
-    private static long tokenOf(Object[] row) {
-        return row == null || row[0] == null ? 0 : ((Number) row[0]).longValue();
+    /** Sets the three parameters of a "held by this session" check, from {@code first}. */
+    private static void setHeld(PreparedStatement ps, int first, LockKey key, String mode) throws SQLException {
+        ps.setLong(first, Integer.toUnsignedLong(key.keyHigh()));
+        ps.setLong(first + 1, Integer.toUnsignedLong(key.keyLow()));
+        ps.setString(first + 2, mode);
     }
 
     /**

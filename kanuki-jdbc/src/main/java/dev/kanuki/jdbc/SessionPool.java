@@ -1,6 +1,8 @@
 package dev.kanuki.jdbc;
 
 import dev.kanuki.LockBackendException;
+import dev.kanuki.OwnerInfo;
+import dev.kanuki.spi.ProcessIdentity;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayDeque;
@@ -81,7 +83,10 @@ final class SessionPool {
         }
         try {
             long now = System.nanoTime();
-            SqlDialect.SessionInfo info = dialect.prepareSession(connection);
+            // Each session registers the process it works for once; status finds holders through it.
+            OwnerInfo owner = new OwnerInfo(ProcessIdentity.host(), ProcessIdentity.pid(), ProcessIdentity.randomId(),
+                    null, null);
+            SqlDialect.SessionInfo info = dialect.prepareSession(connection, owner);
             long uptimeNanos = TimeUnit.MILLISECONDS.toNanos(Math.min(info.uptimeMillis(), Long.MAX_VALUE / 4 / 1_000_000));
             long graceLeft = Math.max(0, restartGraceNanos - uptimeNanos);
             SqlSession session = new SqlSession(connection, info.serverId(), now + graceLeft);

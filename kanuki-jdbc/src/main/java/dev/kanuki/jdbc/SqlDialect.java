@@ -11,51 +11,42 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
  * The statements of one database's lock functions. {@link SqlLockBackend} runs the algorithm
  * (one dedicated connection per held lock, retries on a dead idle connection, cancelling a wait,
- * collision reports); a dialect only says how to lock, unlock, check and describe a key in one
- * or two round trips.
+ * collision reports, tokens on demand); a dialect only says how to lock, unlock, check, issue a
+ * token and describe a key, each in one round trip.
  *
  * <p>Every method runs on a session the caller owns. When a method throws, the caller discards
  * the session (aborting it), so a lock the statement may have taken before failing is freed by
  * the server; a method therefore never needs to clean up after itself.
  */
 abstract class SqlDialect {
-    /** Table names: a lower-case SQL identifier, optionally schema-qualified. */
-    static final Pattern TABLE_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}(\\.[a-z_][a-z0-9_]{0,62})?");
+    /**
+     * Table names: a lower-case SQL identifier, optionally schema-qualified, short enough that
+     * {@code _sessions} can be appended within the servers' 63-character limit.
+     */
+    static final Pattern TABLE_NAME = Pattern.compile("([a-z_][a-z0-9_]{0,62}\\.)?[a-z_][a-z0-9_]{0,53}");
 
-    /** The owner-record table. */
+    /** The lock-record table: one row per name, with its last fencing token. */
     final String table;
 
     SqlDialect(String table) {
         if (!TABLE_NAME.matcher(table).matches()) {
-            throw new IllegalArgumentException("table=" + table + ": use a lower-case SQL identifier such as kanuki_locks"
+            throw new IllegalArgumentException("table=" + table + ": use a lower-case SQL identifier of at most 54 characters"
+                    + " such as kanuki_locks"
                     + " (optionally schema.table)");
         }
         this.table = table;
     }
 
-    /**
-     * What an acquisition returned.
-     *
-     * @param token the fencing token
-     * @param otherNamesOnKey other names whose records share this lock's key (a hash
-     *     collision), newline-separated, or null
-     */
-    record Acquired(long token, String otherNamesOnKey) {
-    }
-
-    /**
-     * What {@link #status} found.
-     *
-     * @param status the status to report
-     * @param heldUnder when the lock is held under another name sharing its key, that name
-     */
-    record Status(LockStatus status, String heldUnder) {
+    /** @return the table of session registrations: who (host, pid) each connection works for */
+    String sessionsTable() {
+        return table + "_sessions";
     }
 
     /**
@@ -81,7 +72,7 @@ abstract class SqlDialect {
     abstract boolean keysCanCollide();
 
     /**
-     * Creates the owner-record table (and anything else) when missing.
+     * Creates the lock-record and session tables when missing.
      *
      * @param c a connection
      * @return the name of the connection's current database
@@ -98,22 +89,42 @@ abstract class SqlDialect {
     }
 
     /**
-     * Readies a new connection: autocommit on, nothing else that would outlive it in a pool.
+     * Readies a new connection (autocommit on, nothing else that would outlive it in a pool) and
+     * registers it in the sessions table under {@code owner}, so that {@code status} can name the
+     * process behind any session that holds a lock without a write per acquisition.
      *
      * @return the server's id for this session and the server's uptime
      */
-    abstract SessionInfo prepareSession(Connection c) throws SQLException;
+    abstract SessionInfo prepareSession(Connection c, OwnerInfo owner) throws SQLException;
 
     /**
-     * Tries ({@code waitNanos == 0}) or waits in the server for a lock, and on success writes the
-     * owner record and the next fencing token (exclusive), or reads the last exclusive holder's
-     * token (shared), in the same round trip.
+     * Makes sure the name has its row in the lock-record table (token 0 when new), so that
+     * {@code list()} can name a held lock. Done once per name and backend, not per acquisition.
      *
-     * @return what was acquired, or null when the lock is held elsewhere / the wait timed out
+     * @return other names whose rows share this name's server key (a hash collision),
+     *     newline-separated, or null
+     */
+    abstract String registerName(SqlSession s, LockKey key) throws SQLException;
+
+    /**
+     * Tries ({@code waitNanos == 0}) or waits in the server for a lock: the bare lock function,
+     * nothing written.
+     *
+     * @return true when the lock was taken, false when it is held elsewhere / the wait timed out
      * @throws InterruptedException when the calling thread was interrupted and the wait cancelled
      */
-    abstract Acquired lock(SqlSession s, LockKey key, LockMode mode, OwnerInfo owner, long waitNanos)
+    abstract boolean lock(SqlSession s, LockKey key, LockMode mode, long waitNanos)
             throws SQLException, InterruptedException;
+
+    /**
+     * Issues the fencing token of a lock this session holds: for an exclusive lock or a permit,
+     * the row's token + 1 with the owner, committed, in a statement that only writes while the
+     * session still holds the lock; for a shared lock, the last exclusive token, read while the
+     * shared lock is held.
+     *
+     * @return the token, or empty when the session no longer holds the lock
+     */
+    abstract OptionalLong issueToken(SqlSession s, LockKey key, LockMode mode, OwnerInfo owner) throws SQLException;
 
     /**
      * One attempt at each permit in turn, in one round trip.
@@ -129,36 +140,31 @@ abstract class SqlDialect {
      */
     abstract boolean awaitPermit(SqlSession s, LockKey permit, long waitNanos) throws SQLException, InterruptedException;
 
-    /** @return the next fencing token of a permit just taken, with its owner record */
-    abstract long issuePermitToken(SqlSession s, LockKey permit, OwnerInfo owner) throws SQLException;
-
     /** @return false when the session did not hold the lock (it was lost) */
     abstract boolean unlock(SqlSession s, LockKey key, LockMode mode) throws SQLException;
 
     /** @return true while this session holds the lock */
     abstract boolean holds(SqlSession s, LockKey key, LockMode mode) throws SQLException;
 
-    /** @return who holds the lock, by the server's lock table and the owner records */
-    abstract Status status(SqlSession s, LockKey key) throws SQLException;
+    /** @return who holds the lock, by the server's lock table and the session registrations */
+    abstract LockStatus status(SqlSession s, LockKey key) throws SQLException;
 
     /**
-     * One row of the owner-record table with what the server's lock table says about its key.
+     * One row of the lock-record table with what the server's lock table says about its key.
      *
      * @param id the record id (digest of namespace and name)
      * @param name the lock (or semaphore) name
-     * @param lockKey PostgreSQL's advisory key, 0 for MySQL
-     * @param token the last fencing token
-     * @param holderSession the server id of the session that wrote the record
-     * @param owner the owner written with it
-     * @param acquiredAtMs when it was written
-     * @param exclusiveHolder the server id of the session holding the key exclusively, or -1
+     * @param token the last fencing token issued, 0 when none was
+     * @param lastTokenOwner who took the last token, or null
+     * @param held whether some session holds the key exclusively
+     * @param holder the registered owner of the session holding it exclusively, or null
      * @param sharedHolders how many sessions hold the key shared
      */
-    record Row(String id, String name, long lockKey, long token, long holderSession, OwnerInfo owner,
-               long acquiredAtMs, long exclusiveHolder, int sharedHolders) {
+    record Row(String id, String name, long token, OwnerInfo lastTokenOwner, boolean held, OwnerInfo holder,
+               int sharedHolders) {
     }
 
-    /** @return every owner record with its key's holders, in one round trip */
+    /** @return every lock record with its key's holders, in one round trip */
     abstract List<Row> listRows(SqlSession s) throws SQLException;
 
     /** @return the server ids of the sessions holding the key now (any mode) */
@@ -190,20 +196,29 @@ abstract class SqlDialect {
         return bound > Integer.MAX_VALUE ? 0 : (int) bound;
     }
 
-    /** @return the owner of a record row, or null when it has none */
-    static OwnerInfo owner(ResultSet rs, String host, String pid, String id, String acquiredAt) throws SQLException {
-        String h = rs.getString(host);
-        String i = rs.getString(id);
+    /**
+     * @return the owner in columns {@code prefix + host/pid/id} of a row, with {@code acquiredAt}
+     *     (a column name, or null for none), or null when the row has none
+     */
+    static OwnerInfo owner(ResultSet rs, String prefix, String acquiredAt) throws SQLException {
+        String h = rs.getString(prefix + "host");
+        String i = rs.getString(prefix + "id");
         if (h == null || i == null) {
             return null;
         }
-        return new OwnerInfo(h, rs.getLong(pid), i, Instant.ofEpochMilli(rs.getLong(acquiredAt)), null);
+        Instant at = null;
+        if (acquiredAt != null) {
+            long ms = rs.getLong(acquiredAt);
+            at = rs.wasNull() ? null : Instant.ofEpochMilli(ms);
+        }
+        return new OwnerInfo(h, rs.getLong(prefix + "pid"), i, at, null);
     }
 
+    /** Sets host, pid, id and acquired-at (millis, 0 when unknown) from {@code first}. */
     static void setOwner(PreparedStatement ps, int first, OwnerInfo owner) throws SQLException {
         ps.setString(first, owner.host());
         ps.setLong(first + 1, owner.pid());
         ps.setString(first + 2, owner.id());
-        ps.setLong(first + 3, owner.acquiredAt().toEpochMilli());
+        ps.setLong(first + 3, owner.acquiredAt() == null ? System.currentTimeMillis() : owner.acquiredAt().toEpochMilli());
     }
 }

@@ -3,10 +3,10 @@ package dev.kanuki.jdbc;
 import dev.kanuki.Capabilities;
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockBackendException;
+import dev.kanuki.LockLostException;
 import dev.kanuki.LockNames;
 import dev.kanuki.LockStatus;
 import dev.kanuki.jdbc.LockKeys.LockKey;
-import dev.kanuki.jdbc.SqlDialect.Acquired;
 import dev.kanuki.jdbc.SqlDialect.SpoiledSession;
 import dev.kanuki.spi.Grant;
 import dev.kanuki.spi.LockBackend;
@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
@@ -38,10 +39,15 @@ import org.slf4j.LoggerFactory;
  * (which the engine's watchdog runs every second) then says so and the handle's {@code lost()}
  * completes. An idle connection found dead (the server restarted) is replaced once, at once.
  *
- * <p><b>Fencing and owners.</b> Every exclusive acquisition writes, in the same round trip, the
- * name's row in the owner-record table: its next fencing token (the row's token + 1, committed
- * before the lock is handed out, so it survives restarts and crashes of the server), the owner,
- * and the server's id of the holding session, which lets {@link #status} name the holder.
+ * <p><b>Fencing and owners.</b> Acquiring runs the bare lock function and writes nothing. The
+ * fencing token is issued when the holder first asks for it ({@link SqlGrant#fencingToken()}):
+ * the name's row in the lock-record table goes to token + 1 in a committed write that happens
+ * only while the session still holds the lock, so a token survives restarts and crashes of the
+ * server and is never issued to a session that lost its lock. A lock whose holder does not use
+ * fencing costs no write. Who holds a lock comes from the session registrations: each
+ * connection records the process it works for once, when it is opened, and {@link #status}
+ * looks up the session the server's lock table names. The first use of a name in this backend
+ * makes sure the name has its row, so {@link #list} can name held locks.
  *
  * <p><b>Server restarts.</b> A restarted server has forgotten the locks it granted, while their
  * holders learn of the loss only at their next check. For {@code restartGrace} after the server
@@ -50,11 +56,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Hash collisions (PostgreSQL).</b> Advisory locks take 64-bit keys, so two names can
  * share one. Such names exclude each other: never two holders at once, only unnecessary waiting.
- * They never share anything else: owner records, tokens and {@code verify} go by the full name's
- * digest and this session's own lock. A collision is detected when the second name's record is
- * written next to the first's (the write returns the other names on the key) and when
- * {@code status} finds the key held under another name's record; it is logged once per pair and
- * kept in {@link #collisionsDetected()}.
+ * They never share anything else: tokens and {@code verify} go by the full name's digest and
+ * this session's own lock. A collision is detected when the second name's row is registered
+ * next to the first's (the registration returns the other names on the key), by any process;
+ * it is logged once per pair and kept in {@link #collisionsDetected()}.
  */
 final class SqlLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(SqlLockBackend.class);
@@ -64,6 +69,7 @@ final class SqlLockBackend implements LockBackend {
     static final int VERIFY_TIMEOUT_MILLIS = 3_000;
     /** Permits tried per statement. */
     private static final int PERMITS_PER_STATEMENT = 32;
+    private static final int MAX_REGISTERED = 100_000;
     private static final long FIRST_PERMIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final long MAX_PERMIT_SLICE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -74,6 +80,8 @@ final class SqlLockBackend implements LockBackend {
     private final Capabilities capabilities;
     private final Runnable onClose;
     private final Set<String> collisions = ConcurrentHashMap.newKeySet();
+    /** Record ids whose rows this backend has made sure of; bounded (cleared when full: a miss costs one no-op write). */
+    private final Set<String> registered = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean graceLogged = new AtomicBoolean();
 
     /**
@@ -92,24 +100,61 @@ final class SqlLockBackend implements LockBackend {
         this.capabilities = new Capabilities(LeaseKind.SESSION, true, dialect.sharedLocks(), true, true, true, true);
     }
 
-    /** A held lock: the session whose server-side lock it is. */
-    static final class SqlGrant implements Grant {
+    /**
+     * A held lock: the session whose server-side lock it is. Its fencing token is issued on the
+     * first call to {@link #fencingToken()}, on that session; the methods are synchronized so a
+     * token is never issued while the grant is being released or checked.
+     */
+    final class SqlGrant implements Grant {
         final SqlSession session;
         final LockKey key;
         final LockMode mode;
-        private final long token;
+        private final LockRequest request;
+        private long token;
+        private boolean tokenIssued;
         boolean released;
 
-        SqlGrant(SqlSession session, LockKey key, LockMode mode, long token) {
+        SqlGrant(SqlSession session, LockKey key, LockMode mode, LockRequest request) {
             this.session = session;
             this.key = key;
             this.mode = mode;
-            this.token = token;
+            this.request = request;
         }
 
         @Override
-        public long fencingToken() {
+        public synchronized long fencingToken() {
+            if (tokenIssued) {
+                return token;
+            }
+            String name = LockNames.printable(key.name());
+            if (released) {
+                throw new IllegalStateException("lock '" + name + "' was released before its fencing token was asked"
+                        + " for; on " + dialect.product() + " tokens are issued on demand: call fencingToken() while"
+                        + " holding the lock");
+            }
+            OptionalLong issued;
+            try {
+                session.networkTimeout(STATEMENT_TIMEOUT_MILLIS);
+                issued = dialect.issueToken(session, key, mode, request.owner());
+            } catch (SQLException e) {
+                if (session.failedConnection(e)) {
+                    throw new LockLostException(key.name(), "the connection to " + pool.describe()
+                            + " failed, and a session lock cannot outlive its connection: " + e.getMessage(), e);
+                }
+                throw failure("cannot issue a fencing token for '" + name + "'", e);
+            }
+            if (issued.isEmpty()) {
+                throw new LockLostException(key.name(), "the server no longer shows this session holding the lock;"
+                        + " no fencing token was issued", null);
+            }
+            token = issued.getAsLong();
+            tokenIssued = true;
             return token;
+        }
+
+        @Override
+        public synchronized OptionalLong issuedToken() {
+            return tokenIssued ? OptionalLong.of(token) : OptionalLong.empty();
         }
     }
 
@@ -153,13 +198,12 @@ final class SqlLockBackend implements LockBackend {
                     return Optional.empty();
                 }
                 s.networkTimeout(STATEMENT_TIMEOUT_MILLIS);
-                Acquired acquired = dialect.lock(s, key, request.mode(), request.owner(), wait);
-                if (acquired == null) {
+                registerOnce(s, key);
+                if (!dialect.lock(s, key, request.mode(), wait)) {
                     pool.giveBack(s);
                     return Optional.empty();
                 }
-                reportCollision(key, acquired.otherNamesOnKey());
-                return Optional.of(new SqlGrant(s, key, request.mode(), acquired.token()));
+                return Optional.of(new SqlGrant(s, key, request.mode(), request));
             } catch (SpoiledSession e) {
                 pool.discard(s);
                 return Optional.empty();
@@ -202,9 +246,7 @@ final class SqlLockBackend implements LockBackend {
                     List<LockKey> chunk = permits.subList(from, Math.min(permits.size(), from + PERMITS_PER_STATEMENT));
                     int taken = dialect.tryPermits(s, chunk);
                     if (taken >= 0) {
-                        LockKey permit = chunk.get(taken);
-                        long token = dialect.issuePermitToken(s, permit, request.owner());
-                        return Optional.of(new SqlGrant(s, permit, LockMode.PERMIT, token));
+                        return Optional.of(new SqlGrant(s, chunk.get(taken), LockMode.PERMIT, request));
                     }
                 }
                 pool.giveBack(s);
@@ -244,8 +286,7 @@ final class SqlLockBackend implements LockBackend {
             try {
                 long wait = afterGrace(s, Math.min(remaining, slice));
                 if (wait > 0 && dialect.awaitPermit(s, permit, wait)) {
-                    long token = dialect.issuePermitToken(s, permit, request.owner());
-                    return Optional.of(new SqlGrant(s, permit, LockMode.PERMIT, token));
+                    return Optional.of(new SqlGrant(s, permit, LockMode.PERMIT, request));
                 }
                 pool.giveBack(s);
             } catch (SpoiledSession e) {
@@ -352,42 +393,29 @@ final class SqlLockBackend implements LockBackend {
     @Override
     public LockStatus status(String name) {
         LockKey key = keys.lock(name);
-        SqlDialect.Status status = withSession("read the status of '" + LockNames.printable(name) + "'",
-                s -> dialect.status(s, key));
-        if (status.heldUnder() != null) {
-            reportCollision(key, status.heldUnder());
-        }
-        return status.status();
+        return withSession("read the status of '" + LockNames.printable(name) + "'", s -> dialect.status(s, key));
     }
 
     /**
-     * Every lock with an owner record (every name ever locked through this table), with who holds
-     * it now, from one query: the records joined with the server's lock table.
+     * Every lock with a record (every name ever locked through this table), with who holds it
+     * now, from one query: the records joined with the server's lock table and the session
+     * registrations.
      */
     @Override
     public List<LockStatus> list() {
         List<SqlDialect.Row> rows = withSession("list the locks", dialect::listRows);
         List<LockStatus> out = new ArrayList<>();
         for (SqlDialect.Row row : rows) {
-            LockKey key = keys.lock(row.name());
-            if (!key.recordId().equals(row.id())) {
+            if (!keys.lock(row.name()).recordId().equals(row.id())) {
                 continue; // a semaphore permit's record
             }
-            if (row.exclusiveHolder() >= 0) {
-                // The holder's record is the newest naming its session among the names on this key.
-                SqlDialect.Row holder = rows.stream()
-                        .filter(r -> (r == row || dialect.keysCanCollide() && r.lockKey() == row.lockKey())
-                                && r.holderSession() == row.exclusiveHolder())
-                        .max((a, b) -> Long.compare(a.acquiredAtMs(), b.acquiredAtMs())).orElse(null);
-                if (holder != null && holder != row) {
-                    reportCollision(key, holder.name());
-                }
-                out.add(new LockStatus(row.name(), LockStatus.State.HELD,
-                        Optional.ofNullable(holder == null ? null : holder.owner()), row.token()));
+            if (row.held()) {
+                out.add(new LockStatus(row.name(), LockStatus.State.HELD, Optional.ofNullable(row.holder()), row.token()));
             } else if (row.sharedHolders() > 0) {
                 out.add(new LockStatus(row.name(), LockStatus.State.HELD_SHARED, Optional.empty(), row.token()));
             } else {
-                out.add(new LockStatus(row.name(), LockStatus.State.FREE, Optional.ofNullable(row.owner()), row.token()));
+                out.add(new LockStatus(row.name(), LockStatus.State.FREE, Optional.ofNullable(row.lastTokenOwner()),
+                        row.token()));
             }
         }
         return out;
@@ -448,6 +476,19 @@ final class SqlLockBackend implements LockBackend {
 
     private interface SessionWork<T> {
         T run(SqlSession s) throws SQLException;
+    }
+
+    /** Makes sure the name has its row (see {@link SqlDialect#registerName}), once per name. */
+    private void registerOnce(SqlSession s, LockKey key) throws SQLException {
+        if (registered.contains(key.recordId())) {
+            return;
+        }
+        String others = dialect.registerName(s, key);
+        reportCollision(key, others);
+        if (registered.size() >= MAX_REGISTERED) {
+            registered.clear();
+        }
+        registered.add(key.recordId());
     }
 
     /** @return the pairs of names found sharing one key, as {@code "a" + '\n' + "b"} (sorted) */

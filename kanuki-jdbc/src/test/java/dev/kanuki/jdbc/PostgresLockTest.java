@@ -53,8 +53,8 @@ class PostgresLockTest {
 
     /**
      * Two names forced onto one advisory key: they exclude each other (never two holders), keep
-     * their own tokens and owner records, and the collision is detected and reported by the
-     * record write and by {@code status}.
+     * their own tokens, and the collision is detected and reported when the second name's row
+     * is registered next to the first's.
      */
     @Test
     void hashCollisionsAreDetectedAndStaySafe() {
@@ -62,28 +62,27 @@ class PostgresLockTest {
         try (SqlLockBackend one = JdbcLockBackendFactory.create(parsed, name -> 42L);
              SqlLockBackend two = JdbcLockBackendFactory.create(parsed, name -> 42L)) {
             Grant alpha = one.tryAcquire(request("collide/alpha", LockMode.EXCLUSIVE)).orElseThrow();
+            long alphaToken = alpha.fencingToken();
             assertTrue(two.tryAcquire(request("collide/beta", LockMode.EXCLUSIVE)).isEmpty(),
                     "names on one key must exclude each other: two holders of one advisory lock are impossible");
+            assertTrue(two.collisionsDetected().contains("collide/alpha\ncollide/beta"),
+                    "registering beta must report the other name on the key: " + two.collisionsDetected());
             LockStatus betaWhileAlpha = two.status("collide/beta");
             assertEquals(LockStatus.State.HELD, betaWhileAlpha.state(), "beta cannot be taken now: it is held");
-            assertEquals(-1, betaWhileAlpha.lastFencingToken(), "beta's own record does not exist yet: no token borrowed");
+            assertEquals(0, betaWhileAlpha.lastFencingToken(), "beta has its record but no token yet: none borrowed");
             one.release(alpha);
 
             Grant beta = two.tryAcquire(request("collide/beta", LockMode.EXCLUSIVE)).orElseThrow();
-            assertTrue(two.collisionsDetected().contains("collide/alpha\ncollide/beta"),
-                    "the record write must report the other name on the key: " + two.collisionsDetected());
             assertEquals(1, beta.fencingToken(), "beta's tokens are its own, not alpha's");
             LockStatus alphaWhileBeta = one.status("collide/alpha");
-            assertEquals(LockStatus.State.HELD, alphaWhileBeta.state());
-            assertEquals(alpha.fencingToken(), alphaWhileBeta.lastFencingToken(), "alpha's token stays alpha's");
-            assertTrue(one.collisionsDetected().contains("collide/alpha\ncollide/beta"),
-                    "status must notice the key is held under another name: " + one.collisionsDetected());
+            assertEquals(LockStatus.State.HELD, alphaWhileBeta.state(), "the key is held, so alpha cannot be taken");
+            assertEquals(alphaToken, alphaWhileBeta.lastFencingToken(), "alpha's token stays alpha's");
             assertTrue(two.verify(beta));
             assertFalse(one.verify(alpha), "a released grant is not held, whoever holds the key");
             two.release(beta);
 
             Grant alphaAgain = one.tryAcquire(request("collide/alpha", LockMode.EXCLUSIVE)).orElseThrow();
-            assertEquals(alpha.fencingToken() + 1, alphaAgain.fencingToken());
+            assertEquals(alphaToken + 1, alphaAgain.fencingToken());
             one.release(alphaAgain);
         }
     }

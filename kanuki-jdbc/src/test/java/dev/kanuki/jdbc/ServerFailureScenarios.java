@@ -116,6 +116,45 @@ abstract class ServerFailureScenarios {
     }
 
     /**
+     * Tokens are issued on demand: a holder that never asks writes nothing, one that asks after
+     * releasing is told to ask while holding, and one whose session was ended gets no token (the
+     * write checks the lock in the same statement).
+     */
+    @Test
+    void tokensAreIssuedOnDemandAndOnlyToAHolder() throws Exception {
+        awaitGraceOver(uri(GRACE));
+        LockUri parsed = LockUri.parse(uri(GRACE));
+        try (SqlLockBackend backend = JdbcLockBackendFactory.create(parsed, null)) {
+            Grant first = backend.tryAcquire(request("demand/job")).orElseThrow();
+            long token = first.fencingToken();
+            assertEquals(token, first.fencingToken(), "asking twice gives the same token");
+            backend.release(first);
+
+            for (int i = 0; i < 3; i++) {
+                Grant silent = backend.tryAcquire(request("demand/job")).orElseThrow();
+                assertTrue(silent.issuedToken().isEmpty());
+                backend.release(silent);
+                IllegalStateException late = assertThrows(IllegalStateException.class, silent::fencingToken);
+                assertTrue(late.getMessage().contains("while holding the lock"), late.getMessage());
+            }
+            assertEquals(token, backend.status("demand/job").lastFencingToken(), "holders that did not ask wrote tokens");
+
+            Grant ended = backend.tryAcquire(request("demand/job")).orElseThrow();
+            backend.breakLock("demand/job", true); // ends the holder's session, as an operator would
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (backend.status("demand/job").isHeld()) { // the server ends a session asynchronously
+                assertTrue(System.nanoTime() < deadline, "the ended session still holds the lock");
+                Thread.sleep(20);
+            }
+            assertThrows(LockLostException.class, ended::fencingToken);
+            backend.release(ended);
+            Grant next = backend.tryAcquire(request("demand/job")).orElseThrow();
+            assertEquals(token + 1, next.fencingToken(), "a session that lost its lock must not take a token");
+            backend.release(next);
+        }
+    }
+
+    /**
      * At the SPI, without the engine's in-JVM queue: a second client asks for the lock the moment
      * the server is back, before the first client's next check.
      */
@@ -126,6 +165,7 @@ abstract class ServerFailureScenarios {
         try (SqlLockBackend first = JdbcLockBackendFactory.create(LockUri.parse(uri), null);
              SqlLockBackend second = JdbcLockBackendFactory.create(LockUri.parse(uri), null)) {
             Grant old = first.tryAcquire(request("quick")).orElseThrow();
+            long oldToken = old.fencingToken();
             killServer();
             restartServer(); // back at once: faster than the holder's next check
             long restarted = System.nanoTime();
@@ -139,7 +179,7 @@ abstract class ServerFailureScenarios {
             // recovery), and MySQL reports its uptime in whole seconds: allow for both.
             assertTrue(waited >= GRACE.toNanos() - STARTUP_ALLOWANCE.toNanos(),
                     "granted " + waited / 1_000_000 + " ms after the restart");
-            assertTrue(taken.get().fencingToken() > old.fencingToken());
+            assertTrue(taken.get().fencingToken() > oldToken);
             second.release(taken.get());
             first.release(old); // harmless after the loss
         }
