@@ -21,8 +21,8 @@ import org.openjdk.jmh.results.RunResult;
 
 /**
  * Blocking handoff between two processes on PostgreSQL: kanuki ({@code postgresql://…},
- * {@code acquire(timeout)}, i.e. {@code pg_advisory_lock} under {@code lock_timeout} plus the
- * owner-record write in one round trip) beside raw blocking {@code pg_advisory_lock} /
+ * {@code acquire(timeout)}, i.e. {@code pg_advisory_lock} under {@code lock_timeout} in one
+ * round trip; no fencing token asked for) beside raw blocking {@code pg_advisory_lock} /
  * {@code pg_advisory_unlock} on one connection per process. Same ring of three locks as
  * {@link HandoffBench}; the partner is a {@link HandoffPartner} JVM. A server from kanuki-testkit
  * is started in the trial's setup. Target: kanuki ≤ 1.2× raw.

@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * cancellable by {@link Thread#interrupt()}, which is how the engine cancels a wait.
  *
  * <p>JDBC drivers read from plain sockets, which ignore interrupts. So one daemon thread looks,
- * every {@value #CHECK_MILLIS} ms and only while some statement is blocked, at the interrupt
+ * every {@value #CHECK_MILLIS} ms while some statement is blocked (and for a second after), at the interrupt
  * flags of the blocked threads, and cancels the statement of an interrupted one through the
  * driver ({@code Statement.cancel()}: a cancel request for PostgreSQL, {@code KILL QUERY} for
  * MySQL). It also cancels statements whose own deadline passed, for servers that can only time
@@ -29,7 +29,11 @@ final class CancelOnInterrupt {
     private static final Logger log = LoggerFactory.getLogger(CancelOnInterrupt.class);
     static final long CHECK_MILLIS = 10;
     private static final Set<Watch> WATCHED = ConcurrentHashMap.newKeySet();
+    /** How long the watcher keeps polling after the last watch closed, before it parks. */
+    static final long LINGER_MILLIS = 1000;
     private static volatile Thread watcher;
+    /** True while the watcher is parked until the next {@link #watch}. */
+    private static volatile boolean sleeping;
 
     private CancelOnInterrupt() {
     }
@@ -99,7 +103,9 @@ final class CancelOnInterrupt {
         if (t == null) {
             t = startWatcher();
         }
-        LockSupport.unpark(t);
+        if (sleeping) {
+            LockSupport.unpark(t); // only when parked for good: a polling watcher finds the watch itself
+        }
         return w;
     }
 
@@ -113,15 +119,32 @@ final class CancelOnInterrupt {
         return watcher;
     }
 
+    /**
+     * Checks the watched statements every {@value #CHECK_MILLIS} ms; with nothing to watch for
+     * {@value #LINGER_MILLIS} ms it parks until {@link #watch} wakes it. Lingering keeps a busy
+     * lock from waking this thread (a context switch) on every wait.
+     */
     private static void run() {
+        long idleSince = System.nanoTime();
         while (true) {
-            if (WATCHED.isEmpty()) {
-                LockSupport.park(); // woken by the next watch()
-                continue;
-            }
             long now = System.nanoTime();
-            for (Watch w : WATCHED) {
-                w.check(now);
+            if (WATCHED.isEmpty()) {
+                if (now - idleSince > TimeUnit.MILLISECONDS.toNanos(LINGER_MILLIS)) {
+                    // The flag is set before the last look, and watch() adds before it reads the
+                    // flag: one of the two sees the other, so no watch is left unattended.
+                    sleeping = true;
+                    if (WATCHED.isEmpty()) {
+                        LockSupport.park();
+                    }
+                    sleeping = false;
+                    idleSince = System.nanoTime();
+                    continue;
+                }
+            } else {
+                idleSince = now;
+                for (Watch w : WATCHED) {
+                    w.check(now);
+                }
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS));
         }
