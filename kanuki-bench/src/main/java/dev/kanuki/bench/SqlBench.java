@@ -38,8 +38,9 @@ import org.openjdk.jmh.results.RunResult;
  *       {@code pg_try_advisory_lock} + {@code pg_advisory_unlock}, which is also what kanuki's
  *       {@code tryAcquire()} runs; {@code postgresSameAwait} is kanuki's {@code acquire(timeout)}
  *       batch ({@code set_config('lock_timeout')} + {@code pg_advisory_lock}) + unlock. Target:
- *       ≤ 1.2× raw. {@code postgresKanukiFenced} also asks for the fencing token, which kanuki
- *       issues on demand; {@code postgresSameFenced} is the same three statements by hand.</li>
+ *       ≤ 1.2× raw. {@code postgresKanukiFenced} also asks for the fencing token; on a name whose
+ *       holders ask, kanuki issues it with the acquisition ({@code postgresSameFenced}: the try
+ *       and the token upsert in one statement, then unlock, by hand).</li>
  *   <li>MariaDB (a real server): {@code mariadbBare} is {@code GET_LOCK(name, 0)} +
  *       {@code RELEASE_LOCK} (kanuki's {@code tryAcquire()}); {@code mariadbSameAwait} the same
  *       with a 5 s timeout (kanuki's {@code acquire(timeout)}); {@code mariadbSameFenced} adds

@@ -109,7 +109,7 @@ final class SqlByHand {
         private final PreparedStatement tryLock;
         private final PreparedStatement unlock;
         private final PreparedStatement kanukiAwait;
-        private final PreparedStatement issueToken;
+        private final PreparedStatement tryAndIssue;
 
         /** @param c a connection to a database where kanuki has already made its table */
         Postgres(Connection c) throws SQLException {
@@ -118,16 +118,14 @@ final class SqlByHand {
             unlock = c.prepareStatement("SELECT pg_advisory_unlock(?, ?)");
             kanukiAwait = c.prepareStatement("SELECT set_config('lock_timeout', ?, true),"
                     + " set_config('statement_timeout', '0', true); SELECT pg_advisory_lock(?, ?)");
-            String heldHere = "EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'"
-                    + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-                    + " AND classid = ?::int8::oid AND objid = ?::int8::oid AND objsubid = 2"
-                    + " AND pid = pg_backend_pid() AND granted AND mode = 'ExclusiveLock')";
-            issueToken = c.prepareStatement("INSERT INTO " + TABLE + " AS t (id, name, lock_key, token, holder_pid,"
+            tryAndIssue = c.prepareStatement("WITH l AS MATERIALIZED (SELECT pg_try_advisory_lock(?, ?) AS got), w AS ("
+                    + "INSERT INTO " + TABLE + " AS t (id, name, lock_key, token, holder_pid,"
                     + " owner_host, owner_pid, owner_id, acquired_at_ms) SELECT ?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ?"
-                    + " WHERE " + heldHere
+                    + " FROM l WHERE l.got"
                     + " ON CONFLICT (id) DO UPDATE SET token = t.token + 1, lock_key = excluded.lock_key,"
                     + " holder_pid = excluded.holder_pid, owner_host = excluded.owner_host, owner_pid = excluded.owner_pid,"
-                    + " owner_id = excluded.owner_id, acquired_at_ms = excluded.acquired_at_ms RETURNING t.token");
+                    + " owner_id = excluded.owner_id, acquired_at_ms = excluded.acquired_at_ms RETURNING t.token)"
+                    + " SELECT l.got, (SELECT token FROM w) FROM l");
         }
 
         /** {@code pg_try_advisory_lock} + {@code pg_advisory_unlock}: the floor, and kanuki's {@code tryAcquire()}. */
@@ -158,24 +156,26 @@ final class SqlByHand {
             unlock();
         }
 
-        /** kanuki's {@code tryAcquire()} + {@code fencingToken()}: try, the checked token write, unlock. */
+        /**
+         * kanuki's {@code tryAcquire()} + {@code fencingToken()} on a name whose holders ask for
+         * tokens: the try and the token write in one statement, then unlock.
+         */
         long fenced() throws SQLException {
-            tryLock();
-            issueToken.setString(1, RECORD_ID);
-            issueToken.setString(2, "bench-by-hand");
-            issueToken.setLong(3, KEY);
-            issueToken.setString(4, HOST);
-            issueToken.setLong(5, PID);
-            issueToken.setString(6, OWNER_ID);
-            issueToken.setLong(7, System.currentTimeMillis());
-            issueToken.setLong(8, Integer.toUnsignedLong(KEY_HIGH));
-            issueToken.setLong(9, Integer.toUnsignedLong(KEY_LOW));
+            bindKey(tryAndIssue, 1);
+            tryAndIssue.setString(3, RECORD_ID);
+            tryAndIssue.setString(4, "bench-by-hand");
+            tryAndIssue.setLong(5, KEY);
+            tryAndIssue.setString(6, HOST);
+            tryAndIssue.setLong(7, PID);
+            tryAndIssue.setString(8, OWNER_ID);
+            tryAndIssue.setLong(9, System.currentTimeMillis());
             long token;
-            try (ResultSet rs = issueToken.executeQuery()) {
-                if (!rs.next()) {
-                    throw new SQLException("the lock was not held when the token was issued");
+            try (ResultSet rs = tryAndIssue.executeQuery()) {
+                rs.next();
+                if (!rs.getBoolean(1)) {
+                    throw new SQLException("the advisory lock is taken");
                 }
-                token = rs.getLong(1);
+                token = rs.getLong(2);
             }
             unlock();
             return token;
@@ -229,7 +229,7 @@ final class SqlByHand {
             release = c.prepareStatement("SELECT RELEASE_LOCK(?)");
             issueToken = c.prepareStatement("INSERT INTO " + TABLE + " (id, name, lock_name, token, holder_conn, owner_host,"
                     + " owner_pid, owner_id, acquired_at_ms) SELECT ?, ?, ?, LAST_INSERT_ID(1), CONNECTION_ID(), ?, ?, ?, ?"
-                    + " FROM DUAL WHERE IS_USED_LOCK(?) = CONNECTION_ID()"
+                    + " FROM DUAL WHERE GET_LOCK(?, 0) = 1"
                     + " ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1), lock_name = VALUES(lock_name),"
                     + " holder_conn = VALUES(holder_conn), owner_host = VALUES(owner_host), owner_pid = VALUES(owner_pid),"
                     + " owner_id = VALUES(owner_id), acquired_at_ms = VALUES(acquired_at_ms)", Statement.RETURN_GENERATED_KEYS);
@@ -244,9 +244,11 @@ final class SqlByHand {
             release();
         }
 
-        /** kanuki's {@code tryAcquire()} + {@code fencingToken()}: lock, the checked token write, release. */
+        /**
+         * kanuki's {@code tryAcquire()} + {@code fencingToken()} on a name whose holders ask for
+         * tokens: {@code GET_LOCK} and the token write in one statement, then release.
+         */
         long fenced() throws SQLException {
-            getLock(BigDecimal.ZERO);
             issueToken.setString(1, "bench-by-hand");
             issueToken.setString(2, "bench-by-hand");
             issueToken.setString(3, LOCK);
@@ -256,7 +258,7 @@ final class SqlByHand {
             issueToken.setLong(7, System.currentTimeMillis());
             issueToken.setString(8, LOCK);
             if (issueToken.executeUpdate() == 0) {
-                throw new SQLException("the lock was not held when the token was issued");
+                throw new SQLException("the user lock is taken");
             }
             long token;
             try (ResultSet keys = issueToken.getGeneratedKeys()) {

@@ -38,6 +38,7 @@ final class MysqlDialect extends SqlDialect {
     private final String registerSession;
     private final String registerName;
     private final String issue;
+    private final String lockAndIssue;
     private final String status;
     private final String list;
     private volatile boolean fractionalTimeouts = true;
@@ -51,12 +52,14 @@ final class MysqlDialect extends SqlDialect {
         this.registerName = "INSERT INTO " + table + " (id, name, lock_name, token) VALUES (?, ?, ?, 0)"
                 + " ON DUPLICATE KEY UPDATE id = id";
         // parameters: id, name, lock name, host, pid, owner id, acquired-at, then IS_USED_LOCK's name
-        this.issue = "INSERT INTO " + table + " (id, name, lock_name, token, holder_conn, owner_host, owner_pid, owner_id,"
-                + " acquired_at_ms) SELECT ?, ?, ?, LAST_INSERT_ID(1), CONNECTION_ID(), ?, ?, ?, ? FROM DUAL"
-                + " WHERE IS_USED_LOCK(?) = CONNECTION_ID()"
+        String write = "INSERT INTO " + table + " (id, name, lock_name, token, holder_conn, owner_host, owner_pid, owner_id,"
+                + " acquired_at_ms) SELECT ?, ?, ?, LAST_INSERT_ID(1), CONNECTION_ID(), ?, ?, ?, ? FROM DUAL WHERE %s"
                 + " ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1), lock_name = VALUES(lock_name),"
                 + " holder_conn = VALUES(holder_conn), owner_host = VALUES(owner_host), owner_pid = VALUES(owner_pid),"
                 + " owner_id = VALUES(owner_id), acquired_at_ms = VALUES(acquired_at_ms)";
+        this.issue = String.format(write, "IS_USED_LOCK(?) = CONNECTION_ID()");
+        // the eager form: the row is written only when GET_LOCK took the lock, in the same statement
+        this.lockAndIssue = String.format(write, "GET_LOCK(?, ?) = 1");
         this.status = "SELECT h.holder, s.owner_host AS holder_host, s.owner_pid AS holder_pid, s.owner_id AS holder_id,"
                 + " t.token, t.owner_host, t.owner_pid, t.owner_id, t.acquired_at_ms"
                 + " FROM (SELECT IS_USED_LOCK(?) AS holder) h LEFT JOIN " + sessions + " s ON s.conn_id = h.holder"
@@ -164,12 +167,32 @@ final class MysqlDialect extends SqlDialect {
     }
 
     @Override
+    OptionalLong lockAndIssue(SqlSession s, LockKey key, LockMode mode, OwnerInfo owner, long waitNanos)
+            throws SQLException, InterruptedException {
+        if (mode == LockMode.SHARED) {
+            throw new UnsupportedOperationException("MySQL/MariaDB have no shared user locks");
+        }
+        PreparedStatement ps = s.prepareReturningKeys(lockAndIssue);
+        setRecord(ps, key, owner);
+        ps.setString(8, key.serverName());
+        int rows;
+        if (waitNanos <= 0) {
+            ps.setInt(9, 0);
+            rows = ps.executeUpdate();
+        } else {
+            Integer waited = executeWaiting(s, ps, 9, waitNanos);
+            rows = waited == null ? 0 : waited;
+        }
+        if (rows == 0) {
+            return OptionalLong.empty(); // GET_LOCK returned 0 (busy, timed out) or NULL (killed): nothing held
+        }
+        return OptionalLong.of(insertId(s, ps));
+    }
+
+    @Override
     OptionalLong issueToken(SqlSession s, LockKey key, LockMode mode, OwnerInfo owner) throws SQLException {
         PreparedStatement ps = s.prepareReturningKeys(issue);
-        ps.setString(1, key.recordId());
-        ps.setString(2, key.name());
-        ps.setString(3, key.serverName());
-        setOwner(ps, 4, owner);
+        setRecord(ps, key, owner);
         ps.setString(8, key.serverName());
         if (ps.executeUpdate() == 0) {
             return OptionalLong.empty(); // IS_USED_LOCK named another session, or none
@@ -283,6 +306,14 @@ final class MysqlDialect extends SqlDialect {
     }
 
     // ---------------------------------------------------------------- helpers
+
+    /** Sets the seven parameters of a record write (id, name, lock name, owner). */
+    private static void setRecord(PreparedStatement ps, LockKey key, OwnerInfo owner) throws SQLException {
+        ps.setString(1, key.recordId());
+        ps.setString(2, key.name());
+        ps.setString(3, key.serverName());
+        setOwner(ps, 4, owner);
+    }
 
     private static long insertId(SqlSession s, PreparedStatement ps) throws SQLException {
         try (ResultSet keys = ps.getGeneratedKeys()) {

@@ -46,6 +46,10 @@ final class PostgresDialect extends SqlDialect {
     private final String registerName;
     private final String issueExclusive;
     private final String issueShared;
+    private final String tryExclusiveAndIssue;
+    private final String awaitExclusiveAndIssue;
+    private final String tryShared;
+    private final String awaitSharedAndRead;
     private final String awaitExclusive;
     private final String awaitShared;
     private final String holds;
@@ -76,6 +80,22 @@ final class PostgresDialect extends SqlDialect {
         String local = "SELECT set_config('lock_timeout', ?, true), set_config('statement_timeout', '0', true); ";
         this.awaitExclusive = local + "SELECT pg_advisory_lock(?, ?)";
         this.awaitShared = local + "SELECT pg_advisory_lock_shared(?, ?)";
+        // The eager forms: the write is gated by the lock function in the same statement or batch.
+        String upsert = "INSERT INTO " + table + " AS t (id, name, lock_key, token, holder_pid, owner_host, owner_pid,"
+                + " owner_id, acquired_at_ms) %s ON CONFLICT (id) DO UPDATE SET token = t.token + 1,"
+                + " lock_key = excluded.lock_key, holder_pid = excluded.holder_pid, owner_host = excluded.owner_host,"
+                + " owner_pid = excluded.owner_pid, owner_id = excluded.owner_id, acquired_at_ms = excluded.acquired_at_ms"
+                + " RETURNING t.token";
+        // parameters: high, low, then id, name, key, host, pid, owner id, acquired-at
+        this.tryExclusiveAndIssue = "WITH l AS MATERIALIZED (SELECT pg_try_advisory_lock(?, ?) AS got), w AS ("
+                + String.format(upsert, "SELECT ?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ? FROM l WHERE l.got")
+                + ") SELECT l.got, (SELECT token FROM w) FROM l";
+        // parameters: lock timeout, high, low, then as above (a failed lock aborts the batch before the write)
+        this.awaitExclusiveAndIssue = awaitExclusive + "; "
+                + String.format(upsert, "VALUES (?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ?)");
+        String readToken = "SELECT token FROM " + table + " WHERE id = ?";
+        this.tryShared = "SELECT pg_try_advisory_lock_shared(?, ?); " + readToken;
+        this.awaitSharedAndRead = awaitShared + "; " + readToken;
         this.holds = "SELECT " + heldHere;
         this.status = "SELECT l.mode, l.pid, s.owner_host, s.owner_pid, s.owner_id FROM pg_locks l LEFT JOIN " + sessions
                 + " s ON s.pid = l.pid WHERE l.locktype = 'advisory' AND l." + THIS_DATABASE
@@ -189,6 +209,39 @@ final class PostgresDialect extends SqlDialect {
     }
 
     @Override
+    OptionalLong lockAndIssue(SqlSession s, LockKey key, LockMode mode, OwnerInfo owner, long waitNanos)
+            throws SQLException, InterruptedException {
+        boolean shared = mode == LockMode.SHARED;
+        if (waitNanos <= 0) {
+            if (shared) {
+                PreparedStatement ps = s.prepare(tryShared);
+                setKey(ps, 1, key);
+                ps.setString(3, key.recordId());
+                List<Object[]> rows = executeAll(ps, 2);
+                return (Boolean) rows.get(0)[0] ? OptionalLong.of(tokenOf(rows.get(1))) : OptionalLong.empty();
+            }
+            PreparedStatement ps = s.prepare(tryExclusiveAndIssue);
+            setKey(ps, 1, key);
+            setRecord(ps, 3, key, owner);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1) ? OptionalLong.of(rs.getLong(2)) : OptionalLong.empty();
+            }
+        }
+        long millis = waitMillis(waitNanos);
+        PreparedStatement ps = s.prepare(shared ? awaitSharedAndRead : awaitExclusiveAndIssue);
+        ps.setString(1, Long.toString(Math.min(millis, Integer.MAX_VALUE)));
+        setKey(ps, 2, key);
+        if (shared) {
+            ps.setString(4, key.recordId());
+        } else {
+            setRecord(ps, 4, key, owner);
+        }
+        List<Object[]> rows = executeWaiting(s, ps, millis, 3);
+        return rows == null ? OptionalLong.empty() : OptionalLong.of(tokenOf(rows.get(2)));
+    }
+
+    @Override
     OptionalLong issueToken(SqlSession s, LockKey key, LockMode mode, OwnerInfo owner) throws SQLException {
         if (mode == LockMode.SHARED) {
             PreparedStatement ps = s.prepare(issueShared);
@@ -200,10 +253,7 @@ final class PostgresDialect extends SqlDialect {
             }
         }
         PreparedStatement ps = s.prepare(issueExclusive);
-        ps.setString(1, key.recordId());
-        ps.setString(2, key.name());
-        ps.setLong(3, key.key());
-        setOwner(ps, 4, owner);
+        setRecord(ps, 1, key, owner);
         setHeld(ps, 8, key, "ExclusiveLock");
         try (ResultSet rs = ps.executeQuery()) {
             return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();
@@ -351,6 +401,18 @@ final class PostgresDialect extends SqlDialect {
     private static void setKey(PreparedStatement ps, int first, LockKey key) throws SQLException {
         ps.setInt(first, key.keyHigh());
         ps.setInt(first + 1, key.keyLow());
+    }
+
+    /** Sets the seven parameters of a record write (id, name, key, owner), from {@code first}. */
+    private static void setRecord(PreparedStatement ps, int first, LockKey key, OwnerInfo owner) throws SQLException {
+        ps.setString(first, key.recordId());
+        ps.setString(first + 1, key.name());
+        ps.setLong(first + 2, key.key());
+        setOwner(ps, first + 3, owner);
+    }
+
+    private static long tokenOf(Object[] row) {
+        return row == null || row[0] == null ? 0 : ((Number) row[0]).longValue();
     }
 
     /** Sets the three parameters of a "held by this session" check, from {@code first}. */

@@ -117,6 +117,17 @@ abstract class SqlDialect {
             throws SQLException, InterruptedException;
 
     /**
+     * Like {@link #lock}, and on success issues the fencing token in the same round trip (for
+     * names whose holders ask for tokens): the write is gated by the lock function's result in
+     * the same statement or batch, so it happens only when the lock was taken.
+     *
+     * @return the token, or empty when the lock is held elsewhere / the wait timed out
+     * @throws InterruptedException when the calling thread was interrupted and the wait cancelled
+     */
+    abstract OptionalLong lockAndIssue(SqlSession s, LockKey key, LockMode mode, OwnerInfo owner, long waitNanos)
+            throws SQLException, InterruptedException;
+
+    /**
      * Issues the fencing token of a lock this session holds: for an exclusive lock or a permit,
      * the row's token + 1 with the owner, committed, in a statement that only writes while the
      * session still holds the lock; for a shared lock, the last exclusive token, read while the

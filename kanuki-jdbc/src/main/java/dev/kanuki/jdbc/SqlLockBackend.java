@@ -44,7 +44,10 @@ import org.slf4j.LoggerFactory;
  * the name's row in the lock-record table goes to token + 1 in a committed write that happens
  * only while the session still holds the lock, so a token survives restarts and crashes of the
  * server and is never issued to a session that lost its lock. A lock whose holder does not use
- * fencing costs no write. Who holds a lock comes from the session registrations: each
+ * fencing costs no write. Once a holder of a name has asked, later acquisitions of that name
+ * in this backend issue the token in the acquisition's own round trip (the write gated by the
+ * lock function in the same statement), until a holder releases without asking: names used with
+ * fencing cost one round trip less, names used without cost nothing. Who holds a lock comes from the session registrations: each
  * connection records the process it works for once, when it is opened, and {@link #status}
  * looks up the session the server's lock table names. The first use of a name in this backend
  * makes sure the name has its row, so {@link #list} can name held locks.
@@ -82,6 +85,11 @@ final class SqlLockBackend implements LockBackend {
     private final Set<String> collisions = ConcurrentHashMap.newKeySet();
     /** Record ids whose rows this backend has made sure of; bounded (cleared when full: a miss costs one no-op write). */
     private final Set<String> registered = ConcurrentHashMap.newKeySet();
+    /**
+     * Record ids of names whose last holder here asked for a fencing token: their tokens are
+     * issued with the acquisition, in its round trip. Bounded like {@link #registered}.
+     */
+    private final Set<String> fencedNames = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean graceLogged = new AtomicBoolean();
 
     /**
@@ -112,17 +120,25 @@ final class SqlLockBackend implements LockBackend {
         private final LockRequest request;
         private long token;
         private boolean tokenIssued;
+        /** Whether the token was issued with the acquisition, because holders of this name ask for one. */
+        final boolean issuedEagerly;
+        /** Whether the holder asked for the token. */
+        boolean tokenAsked;
         boolean released;
 
-        SqlGrant(SqlSession session, LockKey key, LockMode mode, LockRequest request) {
+        SqlGrant(SqlSession session, LockKey key, LockMode mode, LockRequest request, OptionalLong eagerToken) {
             this.session = session;
             this.key = key;
             this.mode = mode;
             this.request = request;
+            this.issuedEagerly = eagerToken.isPresent();
+            this.tokenIssued = issuedEagerly;
+            this.token = eagerToken.orElse(0);
         }
 
         @Override
         public synchronized long fencingToken() {
+            tokenAsked = true;
             if (tokenIssued) {
                 return token;
             }
@@ -149,6 +165,9 @@ final class SqlLockBackend implements LockBackend {
             }
             token = issued.getAsLong();
             tokenIssued = true;
+            if (mode != LockMode.PERMIT) {
+                fencedNames.add(key.recordId()); // its holders use fencing: issue with the acquisition from now on
+            }
             return token;
         }
 
@@ -208,11 +227,21 @@ final class SqlLockBackend implements LockBackend {
                 }
                 s.networkTimeout(STATEMENT_TIMEOUT_MILLIS);
                 registerOnce(s, key);
-                if (!dialect.lock(s, key, request.mode(), wait)) {
-                    pool.giveBack(s);
-                    return Optional.empty();
+                OptionalLong eagerToken;
+                if (fencedNames.contains(key.recordId())) {
+                    eagerToken = dialect.lockAndIssue(s, key, request.mode(), request.owner(), wait);
+                    if (eagerToken.isEmpty()) {
+                        pool.giveBack(s);
+                        return Optional.empty();
+                    }
+                } else {
+                    if (!dialect.lock(s, key, request.mode(), wait)) {
+                        pool.giveBack(s);
+                        return Optional.empty();
+                    }
+                    eagerToken = OptionalLong.empty();
                 }
-                return Optional.of(new SqlGrant(s, key, request.mode(), request));
+                return Optional.of(new SqlGrant(s, key, request.mode(), request, eagerToken));
             } catch (SpoiledSession e) {
                 pool.discard(s);
                 return Optional.empty();
@@ -255,7 +284,7 @@ final class SqlLockBackend implements LockBackend {
                     List<LockKey> chunk = permits.subList(from, Math.min(permits.size(), from + PERMITS_PER_STATEMENT));
                     int taken = dialect.tryPermits(s, chunk);
                     if (taken >= 0) {
-                        return Optional.of(new SqlGrant(s, chunk.get(taken), LockMode.PERMIT, request));
+                        return Optional.of(new SqlGrant(s, chunk.get(taken), LockMode.PERMIT, request, OptionalLong.empty()));
                     }
                 }
                 pool.giveBack(s);
@@ -295,7 +324,7 @@ final class SqlLockBackend implements LockBackend {
             try {
                 long wait = afterGrace(s, Math.min(remaining, slice));
                 if (wait > 0 && dialect.awaitPermit(s, permit, wait)) {
-                    return Optional.of(new SqlGrant(s, permit, LockMode.PERMIT, request));
+                    return Optional.of(new SqlGrant(s, permit, LockMode.PERMIT, request, OptionalLong.empty()));
                 }
                 pool.giveBack(s);
             } catch (SpoiledSession e) {
@@ -362,6 +391,9 @@ final class SqlLockBackend implements LockBackend {
                 return;
             }
             g.released = true;
+            if (g.issuedEagerly && !g.tokenAsked) {
+                fencedNames.remove(g.key.recordId()); // this holder did not use it: back to tokens on demand
+            }
             try {
                 g.session.networkTimeout(STATEMENT_TIMEOUT_MILLIS);
                 reusable = dialect.unlock(g.session, g.key, g.mode);
@@ -496,6 +528,7 @@ final class SqlLockBackend implements LockBackend {
         reportCollision(key, others);
         if (registered.size() >= MAX_REGISTERED) {
             registered.clear();
+            fencedNames.clear();
         }
         registered.add(key.recordId());
     }

@@ -118,26 +118,38 @@ abstract class ServerFailureScenarios {
     /**
      * Tokens are issued on demand: a holder that never asks writes nothing, one that asks after
      * releasing is told to ask while holding, and one whose session was ended gets no token (the
-     * write checks the lock in the same statement).
+     * write checks the lock in the same statement). Names whose holders ask get their token with
+     * the acquisition, until a holder does not use it.
      */
     @Test
     void tokensAreIssuedOnDemandAndOnlyToAHolder() throws Exception {
         awaitGraceOver(uri(GRACE));
         LockUri parsed = LockUri.parse(uri(GRACE));
         try (SqlLockBackend backend = JdbcLockBackendFactory.create(parsed, null)) {
+            Grant silent = backend.tryAcquire(request("demand/job")).orElseThrow();
+            assertTrue(silent.issuedToken().isEmpty(), "a name never fenced gets no token with its acquisition");
+            backend.release(silent);
+            IllegalStateException late = assertThrows(IllegalStateException.class, silent::fencingToken);
+            assertTrue(late.getMessage().contains("while holding the lock"), late.getMessage());
+            assertEquals(0, backend.status("demand/job").lastFencingToken(), "a holder that did not ask wrote a token");
+
             Grant first = backend.tryAcquire(request("demand/job")).orElseThrow();
             long token = first.fencingToken();
             assertEquals(token, first.fencingToken(), "asking twice gives the same token");
             backend.release(first);
 
-            for (int i = 0; i < 3; i++) {
-                Grant silent = backend.tryAcquire(request("demand/job")).orElseThrow();
-                assertTrue(silent.issuedToken().isEmpty());
-                backend.release(silent);
-                IllegalStateException late = assertThrows(IllegalStateException.class, silent::fencingToken);
-                assertTrue(late.getMessage().contains("while holding the lock"), late.getMessage());
-            }
-            assertEquals(token, backend.status("demand/job").lastFencingToken(), "holders that did not ask wrote tokens");
+            // Holders of this name ask: the next ones get their token with the acquisition, tried or waited for.
+            Grant eager = backend.tryAcquire(request("demand/job")).orElseThrow();
+            assertEquals(token + 1, eager.issuedToken().orElseThrow(), "issued with the try");
+            assertEquals(token + 1, eager.fencingToken());
+            backend.release(eager);
+            Grant waited = backend.awaitAcquire(request("demand/job"), Duration.ofSeconds(5)).orElseThrow();
+            assertEquals(token + 2, waited.issuedToken().orElseThrow(), "issued with the wait");
+            backend.release(waited); // not asked: back to tokens on demand
+            Grant unused = backend.tryAcquire(request("demand/job")).orElseThrow();
+            assertTrue(unused.issuedToken().isEmpty(), "a holder did not use its token: no more eager tokens");
+            backend.release(unused);
+            assertEquals(token + 2, backend.status("demand/job").lastFencingToken());
 
             Grant ended = backend.tryAcquire(request("demand/job")).orElseThrow();
             backend.breakLock("demand/job", true); // ends the holder's session, as an operator would
@@ -148,9 +160,8 @@ abstract class ServerFailureScenarios {
             }
             assertThrows(LockLostException.class, ended::fencingToken);
             backend.release(ended);
-            Grant next = backend.tryAcquire(request("demand/job")).orElseThrow();
-            assertEquals(token + 1, next.fencingToken(), "a session that lost its lock must not take a token");
-            backend.release(next);
+            assertEquals(token + 2, backend.status("demand/job").lastFencingToken(),
+                    "a session that lost its lock must not take a token");
         }
     }
 
