@@ -21,8 +21,9 @@ public interface LockHandle extends AutoCloseable {
      *
      * <p>Database servers ({@code postgresql://}, {@code mysql://}) issue the token on the first
      * call, as a committed write that also checks the lock is still held; a lock whose holder
-     * never asks costs no write. There, ask while holding the lock: after {@link #close()} a
-     * token that was never asked for cannot be issued. Other backends issue it while acquiring.
+     * never asks costs no write (and names whose holders do ask get it with the acquisition).
+     * There, ask while holding the lock: after {@link #close()} a token that was never asked for
+     * cannot be issued. Other backends issue it while acquiring.
      *
      * @return the fencing token of this acquisition
      * @throws LockLostException when the token is issued on demand and the lock was lost
