@@ -53,6 +53,9 @@ public interface LockHandle extends AutoCloseable {
      * handle was open: a lease that could not be renewed, a session that ended, a lock file
      * removed. It is never completed by {@link #close()}.
      *
+     * <p>A lost handle still counts as this JVM's holder of the name until it is closed (other
+     * threads here keep waiting): close it when you stop the work it protected.
+     *
      * @return a future owned by the caller; completing it has no effect on the lock
      */
     CompletableFuture<LockLostException> lost();

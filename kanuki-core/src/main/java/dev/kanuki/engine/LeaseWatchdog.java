@@ -2,12 +2,16 @@ package dev.kanuki.engine;
 
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockLostException;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,11 +25,14 @@ import org.slf4j.LoggerFactory;
  *       file removed or replaced, or a connection that died.</li>
  * </ul>
  * A lost lock completes its handle's {@code lost()} future. The watchdog ticks on the timer and
- * does its backend calls on a worker thread, one tick at a time.
+ * does its backend calls on worker threads (up to {@value #PARALLEL_CHECKS} at once), one tick at
+ * a time.
  */
 final class LeaseWatchdog {
     private static final Logger log = LoggerFactory.getLogger(LeaseWatchdog.class);
     static final long SESSION_CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** How many renewals or checks one tick runs at once. */
+    static final int PARALLEL_CHECKS = 8;
 
     private final EngineLockProvider provider;
     private final boolean ttl;
@@ -64,19 +71,51 @@ final class LeaseWatchdog {
         try {
             Set<Object> checkedGrants = Collections.newSetFromMap(new IdentityHashMap<>());
             long now = System.nanoTime();
+            List<EngineHandle> due = new ArrayList<>();
             for (EngineHandle handle : provider.liveHandles()) {
                 if (!handle.isHeld() || now - handle.lastConfirmedNanos < intervalNanos) {
                     continue;
                 }
-                if (!checkedGrants.add(handle.grant)) {
-                    continue; // shared holders of one grant: one renewal serves them all
+                if (checkedGrants.add(handle.grant)) { // shared holders of one grant: one check serves them all
+                    due.add(handle);
                 }
-                check(handle, now);
             }
+            checkAll(due, now);
         } catch (RuntimeException e) {
             log.warn("lease watchdog tick failed", e);
         } finally {
             ticking.set(false);
+        }
+    }
+
+    /**
+     * Checks the due handles, up to {@value #PARALLEL_CHECKS} at a time: a check can take seconds
+     * (a dead connection is only given up on after its timeout), and one at a time would make the
+     * last of n locks on a dead server wait n timeouts to be reported lost.
+     */
+    private void checkAll(List<EngineHandle> due, long now) {
+        AtomicInteger next = new AtomicInteger();
+        Runnable drain = () -> {
+            for (int i = next.getAndIncrement(); i < due.size(); i = next.getAndIncrement()) {
+                check(due.get(i), now);
+            }
+        };
+        int helpers = Math.min(PARALLEL_CHECKS, due.size()) - 1;
+        CountDownLatch helpersDone = new CountDownLatch(Math.max(0, helpers));
+        for (int h = 0; h < helpers; h++) {
+            EngineExecutors.workers().execute(() -> {
+                try {
+                    drain.run();
+                } finally {
+                    helpersDone.countDown();
+                }
+            });
+        }
+        drain.run();
+        try {
+            helpersDone.await(); // one tick at a time: the next starts when every check is done
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

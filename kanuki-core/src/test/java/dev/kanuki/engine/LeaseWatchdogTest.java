@@ -1,0 +1,108 @@
+package dev.kanuki.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kanuki.Capabilities;
+import dev.kanuki.LeaseKind;
+import dev.kanuki.LockHandle;
+import dev.kanuki.LockLostException;
+import dev.kanuki.LockProvider;
+import dev.kanuki.LockStatus;
+import dev.kanuki.spi.Grant;
+import dev.kanuki.spi.LockBackend;
+import dev.kanuki.spi.LockRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The lease watchdog: session checks that hang do not queue behind each other. */
+class LeaseWatchdogTest {
+
+    /**
+     * Session locks whose checks hang, as checks on a dead server's connections do until their
+     * timeout: a check blocks until as many checks run at once as the watchdog should allow, then
+     * reports the lock lost. Run one at a time, the first check would never return.
+     */
+    static final class HangingChecks implements LockBackend {
+        final AtomicInteger running = new AtomicInteger();
+        final AtomicInteger mostAtOnce = new AtomicInteger();
+        final CountDownLatch enoughAtOnce;
+        private final AtomicLong tokens = new AtomicLong();
+
+        HangingChecks(int expectedAtOnce) {
+            this.enoughAtOnce = new CountDownLatch(expectedAtOnce);
+        }
+
+        @Override
+        public Capabilities capabilities() {
+            return new Capabilities(LeaseKind.SESSION, false, false, false, false, false, false);
+        }
+
+        @Override
+        public String scope() {
+            return "hanging-checks:" + System.identityHashCode(this);
+        }
+
+        @Override
+        public Optional<Grant> tryAcquire(LockRequest request) {
+            long token = tokens.incrementAndGet();
+            return Optional.of(() -> token);
+        }
+
+        @Override
+        public void release(Grant grant) {
+        }
+
+        @Override
+        public boolean verify(Grant grant) {
+            int now = running.incrementAndGet();
+            mostAtOnce.accumulateAndGet(now, Math::max);
+            enoughAtOnce.countDown();
+            try {
+                enoughAtOnce.await(20, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                running.decrementAndGet();
+            }
+            return false; // the connection was dead: lost
+        }
+
+        @Override
+        public LockStatus status(String name) {
+            return new LockStatus(name, LockStatus.State.UNKNOWN, Optional.empty(), -1);
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void checksOfManyLocksRunSideBySide() throws Exception {
+        int locks = LeaseWatchdog.PARALLEL_CHECKS * 2;
+        HangingChecks backend = new HangingChecks(LeaseWatchdog.PARALLEL_CHECKS);
+        try (LockProvider provider = EngineLockProvider.open("test:hanging-checks", backend)) {
+            List<LockHandle> handles = new ArrayList<>();
+            for (int i = 0; i < locks; i++) {
+                handles.add(provider.lock("lock-" + i).tryAcquire().orElseThrow());
+            }
+            List<CompletableFuture<LockLostException>> lost = handles.stream().map(LockHandle::lost).toList();
+            CompletableFuture.allOf(lost.toArray(new CompletableFuture[0])).get(45, TimeUnit.SECONDS);
+            assertEquals(LeaseWatchdog.PARALLEL_CHECKS, backend.mostAtOnce.get(),
+                    "the watchdog must run up to " + LeaseWatchdog.PARALLEL_CHECKS + " checks at once, no more");
+            assertTrue(lost.stream().allMatch(f -> f.join().getMessage().contains("no longer records")));
+            handles.forEach(LockHandle::close);
+        }
+    }
+}
