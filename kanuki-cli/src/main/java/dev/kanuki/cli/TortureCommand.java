@@ -19,6 +19,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.LongConsumer;
 import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
@@ -80,6 +83,14 @@ final class TortureCommand implements Callable<Integer> {
         String uri = NO_LOCK.equalsIgnoreCase(backend) ? null : backend;
         Path workDir = dir != null ? dir : Files.createTempDirectory("kanuki-torture-");
         PrintWriter err = spec.commandLine().getErr();
+        // Ctrl-C or a kill ends the JVM without running the finally below: clean up there too.
+        Thread cleanup = new Thread(() -> {
+            stopWorkers();
+            deleteTree(workDir);
+        }, "kanuki-torture-cleanup");
+        if (dir == null) {
+            Runtime.getRuntime().addShutdownHook(cleanup);
+        }
         try {
             TortureOptions options = new TortureOptions(uri, lockName, processes, iterations, workDir, hold,
                     acquireTimeout);
@@ -96,6 +107,30 @@ final class TortureCommand implements Callable<Integer> {
         } finally {
             if (dir == null) {
                 deleteTree(workDir);
+                try {
+                    Runtime.getRuntime().removeShutdownHook(cleanup);
+                } catch (IllegalStateException shuttingDown) {
+                    // the hook runs anyway
+                }
+            }
+        }
+    }
+
+    /**
+     * Kills the worker JVMs (the torture harness's own hook does too, but shutdown hooks run in
+     * no fixed order) and waits for them, so that none writes into the directory being deleted.
+     */
+    private static void stopWorkers() {
+        List<ProcessHandle> workers = ProcessHandle.current().descendants().toList();
+        workers.forEach(ProcessHandle::destroyForcibly);
+        for (ProcessHandle worker : workers) {
+            try {
+                worker.onExit().get(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (ExecutionException | TimeoutException e) {
+                // gone already, or stuck: delete what can be deleted
             }
         }
     }

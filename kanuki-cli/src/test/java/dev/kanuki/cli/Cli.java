@@ -54,12 +54,18 @@ final class Cli {
     }
 
     /** Starts {@code kanuki args...} in {@code workDir}; output goes to files there. */
-    static synchronized Running start(Path workDir, String... args) throws IOException {
+    static Running start(Path workDir, String... args) throws IOException {
+        return start(workDir, List.of(), args);
+    }
+
+    /** Like {@link #start(Path, String...)}, with options for the JVM (such as {@code -Djava.io.tmpdir=…}). */
+    static synchronized Running start(Path workDir, List<String> jvmOptions, String... args) throws IOException {
         int n = counter++;
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-XX:TieredStopAtLevel=1");
         command.add("-XX:+UseSerialGC");
+        command.addAll(jvmOptions);
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add(KanukiCli.class.getName());

@@ -144,6 +144,42 @@ class KanukiCliTest {
         assertTrue(Files.exists(dir.resolve("unlocked").resolve("overlap.log")), "--dir is kept");
     }
 
+    /** Stopped by a signal mid-run (as by Ctrl-C), torture leaves no worker and no temporary directory behind. */
+    @Test
+    void tortureStoppedBySignalLeavesNothingBehind() throws Exception {
+        Path tmp = Files.createDirectories(dir.resolve("tmp"));
+        Cli.Running torture = Cli.start(dir, List.of("-Djava.io.tmpdir=" + tmp), "torture", "-b", backend,
+                "--procs", "2", "--iterations", "1000000", "--hold", "1ms");
+        Path go = null;
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (go == null) {
+            try (var dirs = Files.list(tmp)) {
+                go = dirs.map(d -> d.resolve("barrier").resolve("go")).filter(Files::exists).findFirst().orElse(null);
+            }
+            assertTrue(torture.process.isAlive(), () -> "torture exited early: " + readQuietly(torture.err));
+            assertTrue(System.nanoTime() < deadline, "the workers did not start within 60s");
+            Thread.sleep(50);
+        }
+        List<ProcessHandle> workers = torture.process.descendants().toList();
+        assertEquals(2, workers.size(), "two worker JVMs run");
+        torture.process.destroy(); // SIGTERM: the JVM runs its shutdown hooks, not the command's finally
+        torture.await();
+        for (ProcessHandle worker : workers) {
+            worker.onExit().get(30, java.util.concurrent.TimeUnit.SECONDS);
+        }
+        try (var left = Files.list(tmp)) {
+            assertEquals(List.of(), left.toList(), "the temporary directory was left behind");
+        }
+    }
+
+    private static String readQuietly(Path file) {
+        try {
+            return Files.readString(file, StandardCharsets.UTF_8);
+        } catch (java.io.IOException e) {
+            return e.toString();
+        }
+    }
+
     private static void awaitFile(Path file, Cli.Running owner) throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (!Files.exists(file)) {
