@@ -51,6 +51,8 @@ final class OsLockBackend implements LockBackend {
 
     private final LockFileTable.DirectoryFiles files;
     private final Path directory;
+    /** Whether {@link KernelLockTable} works for this directory; null until first needed. */
+    private volatile Boolean kernelTableUsable;
 
     OsLockBackend(Path directory) {
         this.directory = directory;
@@ -310,7 +312,7 @@ final class OsLockBackend implements LockBackend {
         } catch (IOException e) {
             throw LockFile.failure("cannot read " + file.path, e);
         }
-        LockStatus.State state = probe(file);
+        LockStatus.State state = peek(file);
         Optional<OwnerRecord> record = readRecord(file);
         if (state == LockStatus.State.HELD && record.map(r -> isDead(r.owner())).orElse(false)) {
             // The new holder takes the lock a moment before it writes its record: look once more,
@@ -334,6 +336,27 @@ final class OsLockBackend implements LockBackend {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Whether the file is locked, from the kernel's lock table where it can be read and matched
+     * with this directory (it disturbs nobody), else by a trial lock (which a concurrent
+     * {@code tryAcquire} can find busy for a moment).
+     */
+    private LockStatus.State peek(LockFile file) {
+        Boolean usable = kernelTableUsable;
+        if (usable == null) {
+            usable = KernelLockTable.usableIn(directory);
+            kernelTableUsable = usable;
+            log.debug("status of locks in {} read from {}", directory, usable ? "/proc/locks" : "trial locks");
+        }
+        if (usable) {
+            LockStatus.State state = KernelLockTable.stateOf(file.path);
+            if (state != null) {
+                return state;
+            }
+        }
+        return probe(file);
     }
 
     /** Asks the kernel whether the file is locked, by trying (and at once undoing) a lock. */

@@ -1,0 +1,141 @@
+package dev.kanuki.file;
+
+import dev.kanuki.LockStatus;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Tells whether a file is locked by reading the kernel's table of file locks ({@code /proc/locks}
+ * on Linux) instead of trying a lock. A trial lock, however brief, makes a concurrent
+ * {@code tryAcquire} (a {@code kanuki run -n}) see the lock busy; reading the table disturbs
+ * nobody.
+ *
+ * <p>A line reads {@code 1: POSIX  ADVISORY  WRITE 4242 fd:01:1234567 0 EOF}: kind, mode,
+ * access, pid, device major:minor (hex) and inode, range; waiters' lines carry {@code ->}.
+ * Only fcntl locks ({@code POSIX}, {@code OFDLCK}) count: {@code flock} locks do not exclude
+ * them. On file systems where {@code stat} reports another device or inode than the lock table
+ * (btrfs subvolumes, some overlays) the table cannot be matched: {@link #usableIn} checks that
+ * once per directory with a lock of its own, and callers fall back to a trial lock.
+ */
+final class KernelLockTable {
+    private static final Logger log = LoggerFactory.getLogger(KernelLockTable.class);
+    private static final Path PROC_LOCKS = Path.of("/proc/locks");
+
+    private KernelLockTable() {
+    }
+
+    /**
+     * @param file a lock file
+     * @return FREE, HELD (someone holds a write lock) or HELD_SHARED (only read locks), or null
+     *     when the table or the file's identity cannot be read
+     */
+    static LockStatus.State stateOf(Path file) {
+        FileId id = FileId.of(file);
+        List<String> lines = readTable();
+        if (id == null || lines == null) {
+            return null;
+        }
+        boolean read = false;
+        for (String line : lines) {
+            Entry e = Entry.parse(line);
+            if (e != null && e.matches(id)) {
+                if (e.write) {
+                    return LockStatus.State.HELD;
+                }
+                read = true;
+            }
+        }
+        return read ? LockStatus.State.HELD_SHARED : LockStatus.State.FREE;
+    }
+
+    /**
+     * Checks that the table shows a lock this process takes on a scratch file in
+     * {@code directory}, so that its entries can be matched with files there.
+     *
+     * @return false when the table is missing, unreadable or does not match this file system
+     */
+    static boolean usableIn(Path directory) {
+        if (!Files.isReadable(PROC_LOCKS)) {
+            return false;
+        }
+        Path scratch = null;
+        try {
+            scratch = Files.createTempFile(directory, ".kanuki-lock-table-", ".tmp");
+            try (FileChannel channel = FileChannel.open(scratch, StandardOpenOption.WRITE);
+                 FileLock lock = channel.lock()) {
+                return stateOf(scratch) == LockStatus.State.HELD;
+            }
+        } catch (IOException | RuntimeException e) {
+            log.debug("cannot check {} against {}: {}", PROC_LOCKS, directory, e.toString());
+            return false;
+        } finally {
+            if (scratch != null) {
+                try {
+                    Files.deleteIfExists(scratch);
+                } catch (IOException e) {
+                    log.debug("cannot remove {}", scratch, e);
+                }
+            }
+        }
+    }
+
+    private static List<String> readTable() {
+        try {
+            return Files.readAllLines(PROC_LOCKS);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** A file's device (as major and minor numbers) and inode. */
+    record FileId(long major, long minor, long inode) {
+        static FileId of(Path file) {
+            try {
+                long dev = ((Number) Files.getAttribute(file, "unix:dev", LinkOption.NOFOLLOW_LINKS)).longValue();
+                long ino = ((Number) Files.getAttribute(file, "unix:ino", LinkOption.NOFOLLOW_LINKS)).longValue();
+                // glibc's major() and minor() of a stat() st_dev
+                long major = ((dev >>> 8) & 0xfffL) | ((dev >>> 32) & ~0xfffL);
+                long minor = (dev & 0xffL) | ((dev >>> 12) & ~0xffL);
+                return new FileId(major, minor, ino);
+            } catch (IOException | UnsupportedOperationException | IllegalArgumentException | ClassCastException e) {
+                return null;
+            }
+        }
+    }
+
+    /** One granted lock of the table. */
+    record Entry(boolean write, long major, long minor, long inode) {
+        /** @return the entry, or null for a waiter's line, another kind of lock, or a line not understood */
+        static Entry parse(String line) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length < 6 || f[1].equals("->")) {
+                return null;
+            }
+            if (!f[1].equals("POSIX") && !f[1].equals("OFDLCK")) {
+                return null;
+            }
+            String[] dev = f[5].split(":");
+            if (dev.length != 3) {
+                return null;
+            }
+            try {
+                return new Entry(f[3].equals("WRITE"), Long.parseLong(dev[0], 16), Long.parseLong(dev[1], 16),
+                        Long.parseUnsignedLong(dev[2]));
+            } catch (NumberFormatException e) {
+                return null;
+            }
+        }
+
+        boolean matches(FileId id) {
+            return inode == id.inode() && major == id.major() && minor == id.minor();
+        }
+    }
+}
