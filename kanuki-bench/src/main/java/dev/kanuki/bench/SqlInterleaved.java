@@ -3,6 +3,8 @@ package dev.kanuki.bench;
 import dev.kanuki.DistributedLock;
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockProvider;
+import dev.kanuki.jdbc.Dialect;
+import dev.kanuki.jdbc.JdbcLocks;
 import dev.kanuki.testkit.MariaDbServer;
 import dev.kanuki.testkit.PostgresServer;
 import java.math.BigDecimal;
@@ -15,7 +17,8 @@ import java.util.Locale;
 /**
  * {@link SqlBench}'s PostgreSQL and MariaDB pairs again, but in <em>one</em> JVM on <em>one</em>
  * server, in interleaved blocks (kanuki try, bare, kanuki acquire, same statements await, kanuki
- * try + fencing token, same statements fenced; 1 000 ops each; repeated), with ratios taken within each round and then the
+ * try + fencing token, same statements fenced; 1 000 ops each; repeated, each round on a new
+ * provider and a new raw connection), with ratios taken within each round and then the
  * median. {@link SqlBench} gives each benchmark its own fork and freshly started server, which on
  * a shared machine meets the other load at different moments; interleaving puts every pair
  * under the same load. Not JMH: the first rounds include warm-up, so they are dropped.
@@ -44,20 +47,24 @@ public final class SqlInterleaved {
                 case "postgres" -> {
                     try (PostgresServer server = PostgresServer.start()) {
                         String name = server.createDatabase("bench");
-                        try (LockProvider p = LockProvider.open(server.kanukiUri(name) + SqlBench.NO_GRACE);
-                                SqlByHand.Postgres raw = new SqlByHand.Postgres(server.connect(name))) {
-                            run("postgres", p.lock("bench"), raw::bare, raw::sameStatementsAwait, raw::fenced);
-                        }
+                        run("postgres", () -> {
+                            OneConnection one = new OneConnection(server.connect(name));
+                            LockProvider p = JdbcLocks.provider(one, Dialect.POSTGRESQL, SqlBench.NO_GRACE.substring(1));
+                            SqlByHand.Postgres raw = new SqlByHand.Postgres(one.physical());
+                            return new Pair(p, raw::bare, raw::sameStatementsAwait, raw::fenced, raw);
+                        });
                     }
                 }
                 case "mariadb" -> {
                     try (MariaDbServer server = MariaDbServer.start()) {
                         String name = server.createDatabase("bench");
-                        try (LockProvider p = LockProvider.open(server.kanukiUri(name) + SqlBench.NO_GRACE);
-                                SqlByHand.MariaDb raw = new SqlByHand.MariaDb(server.connect(name))) {
-                            run("mariadb", p.lock("bench"), () -> raw.bare(BigDecimal.ZERO),
-                                    () -> raw.bare(new BigDecimal("5.000")), raw::fenced);
-                        }
+                        run("mariadb", () -> {
+                            OneConnection one = new OneConnection(server.connect(name));
+                            LockProvider p = JdbcLocks.provider(one, Dialect.MYSQL, SqlBench.NO_GRACE.substring(1));
+                            SqlByHand.MariaDb raw = new SqlByHand.MariaDb(one.physical());
+                            return new Pair(p, () -> raw.bare(BigDecimal.ZERO), () -> raw.bare(new BigDecimal("5.000")),
+                                    raw::fenced, raw);
+                        });
                     }
                 }
                 default -> throw new IllegalArgumentException("postgres or mariadb, not " + db);
@@ -65,28 +72,57 @@ public final class SqlInterleaved {
         }
     }
 
-    private static void run(String db, DistributedLock lock, Op bare, Op sameAwait, Op sameFenced) throws Exception {
+    /** One round's kanuki provider and raw connection, both new. */
+    private record Pair(LockProvider provider, Op bare, Op sameAwait, Op sameFenced, AutoCloseable raw)
+            implements AutoCloseable {
+        @Override
+        public void close() throws Exception {
+            try (raw) {
+                provider.close();
+            }
+        }
+    }
+
+    /** Opens a round's pair. */
+    private interface PairFactory {
+        Pair open() throws Exception;
+    }
+
+    /**
+     * Every round opens a new provider and a new raw connection: which vCPU a connection's server
+     * process lands on moves a loopback round trip by ±30 % here and stays for the connection's
+     * life, so one pair of connections for the whole run would measure placement, not kanuki.
+     */
+    private static void run(String db, PairFactory pairs) throws Exception {
         String[] names = {"kanukiTry", "bare", "kanuki", "sameAwait", "kanukiFenced", "sameFenced"};
-        Op[] ops = {() -> lock.tryAcquire().orElseThrow().close(), bare,
-                () -> lock.acquire(Duration.ofSeconds(5)).close(), sameAwait,
-                () -> {
-                    try (LockHandle h = lock.tryAcquire().orElseThrow()) {
-                        h.fencingToken();
-                    }
-                },
-                sameFenced};
         List<double[]> rounds = new ArrayList<>();
         for (int round = 0; round < WARM_ROUNDS + ROUNDS; round++) {
-            double[] micros = new double[ops.length];
-            for (int k = 0; k < ops.length; k++) {
-                long start = System.nanoTime();
-                for (int i = 0; i < OPS; i++) {
-                    ops[k].run();
+            try (Pair pair = pairs.open()) {
+                DistributedLock lock = pair.provider().lock("bench");
+                Op[] ops = {() -> lock.tryAcquire().orElseThrow().close(), pair.bare(),
+                        () -> lock.acquire(Duration.ofSeconds(5)).close(), pair.sameAwait(),
+                        () -> {
+                            try (LockHandle h = lock.tryAcquire().orElseThrow()) {
+                                h.fencingToken();
+                            }
+                        },
+                        pair.sameFenced()};
+                for (Op op : ops) {
+                    for (int i = 0; i < OPS / 10; i++) {
+                        op.run(); // the new connections' statements get prepared, the name's tokens turn eager
+                    }
                 }
-                micros[k] = (System.nanoTime() - start) / 1e3 / OPS;
-            }
-            if (round >= WARM_ROUNDS) {
-                rounds.add(micros);
+                double[] micros = new double[ops.length];
+                for (int k = 0; k < ops.length; k++) {
+                    long start = System.nanoTime();
+                    for (int i = 0; i < OPS; i++) {
+                        ops[k].run();
+                    }
+                    micros[k] = (System.nanoTime() - start) / 1e3 / OPS;
+                }
+                if (round >= WARM_ROUNDS) {
+                    rounds.add(micros);
+                }
             }
         }
         System.out.printf(Locale.ROOT, "%s, %d rounds of %d ops, median µs/op:", db, ROUNDS, OPS);

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -73,6 +74,8 @@ final class SqlLockBackend implements LockBackend {
     /** Permits tried per statement. */
     private static final int PERMITS_PER_STATEMENT = 32;
     private static final int MAX_REGISTERED = 100_000;
+    /** How long a name counts as contended after a try found it held. */
+    private static final long CONTENDED_MEMORY_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final long FIRST_PERMIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final long MAX_PERMIT_SLICE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -90,6 +93,8 @@ final class SqlLockBackend implements LockBackend {
      * issued with the acquisition, in its round trip. Bounded like {@link #registered}.
      */
     private final Set<String> fencedNames = ConcurrentHashMap.newKeySet();
+    /** Record ids of names a try recently found held, with when: see {@link #awaitAcquire}. */
+    private final Map<String, Long> lastContended = new ConcurrentHashMap<>();
     private final AtomicBoolean graceLogged = new AtomicBoolean();
 
     /**
@@ -188,8 +193,8 @@ final class SqlLockBackend implements LockBackend {
     }
 
     /**
-     * No separate try before a wait: the server's blocking lock returns at once when the lock is
-     * free, in the same single round trip, so a contended acquisition saves a round trip.
+     * The engine leaves the choice to {@link #awaitAcquire}, which knows which names are
+     * contended: a try first where that pays, the blocking statement at once where it does not.
      */
     @Override
     public boolean tryBeforeWait() {
@@ -212,7 +217,30 @@ final class SqlLockBackend implements LockBackend {
         if (nanos <= 0) {
             return tryAcquire(request);
         }
-        return request.mode() == LockMode.PERMIT ? awaitPermit(request, nanos) : acquire(request, nanos);
+        if (request.mode() == LockMode.PERMIT) {
+            return awaitPermit(request, nanos);
+        }
+        // A name nobody has made us wait for lately is most likely free: the bare try is the
+        // cheapest statement there is. A contended name goes straight to the blocking statement,
+        // which the server answers when the holder leaves: no extra round trip per handoff.
+        String id = keys.lock(request.name()).recordId();
+        Long contendedAt = lastContended.get(id);
+        long now = System.nanoTime();
+        if (contendedAt == null || now - contendedAt > CONTENDED_MEMORY_NANOS) {
+            Optional<Grant> free = acquire(request, 0);
+            if (free.isPresent()) {
+                if (contendedAt != null) {
+                    lastContended.remove(id, contendedAt);
+                }
+                return free;
+            }
+        }
+        if (lastContended.size() >= MAX_REGISTERED) {
+            lastContended.clear();
+        }
+        lastContended.put(id, now);
+        long left = nanos - (System.nanoTime() - now);
+        return left > 0 ? acquire(request, left) : Optional.empty();
     }
 
     private Optional<Grant> acquire(LockRequest request, long waitNanos) throws InterruptedException {
