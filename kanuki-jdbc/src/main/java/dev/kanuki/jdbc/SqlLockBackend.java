@@ -17,7 +17,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -73,9 +72,6 @@ final class SqlLockBackend implements LockBackend {
     static final int VERIFY_TIMEOUT_MILLIS = 3_000;
     /** Permits tried per statement. */
     private static final int PERMITS_PER_STATEMENT = 32;
-    private static final int MAX_REGISTERED = 100_000;
-    /** How long a name counts as contended after a try found it held. */
-    private static final long CONTENDED_MEMORY_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final long FIRST_PERMIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final long MAX_PERMIT_SLICE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -86,15 +82,8 @@ final class SqlLockBackend implements LockBackend {
     private final Capabilities capabilities;
     private final Runnable onClose;
     private final Set<String> collisions = ConcurrentHashMap.newKeySet();
-    /** Record ids whose rows this backend has made sure of; bounded (cleared when full: a miss costs one no-op write). */
-    private final Set<String> registered = ConcurrentHashMap.newKeySet();
-    /**
-     * Record ids of names whose last holder here asked for a fencing token: their tokens are
-     * issued with the acquisition, in its round trip. Bounded like {@link #registered}.
-     */
-    private final Set<String> fencedNames = ConcurrentHashMap.newKeySet();
-    /** Record ids of names a try recently found held, with when: see {@link #awaitAcquire}. */
-    private final Map<String, Long> lastContended = new ConcurrentHashMap<>();
+    /** Which names have their row, are used with fencing, are contended: round trips saved. */
+    private final NameHistory names = new NameHistory();
     private final AtomicBoolean graceLogged = new AtomicBoolean();
 
     /**
@@ -171,7 +160,7 @@ final class SqlLockBackend implements LockBackend {
             token = issued.getAsLong();
             tokenIssued = true;
             if (mode != LockMode.PERMIT) {
-                fencedNames.add(key.recordId()); // its holders use fencing: issue with the acquisition from now on
+                names.fenced(key.recordId(), true); // its holders use fencing: issue with the acquisition from now on
             }
             return token;
         }
@@ -224,21 +213,15 @@ final class SqlLockBackend implements LockBackend {
         // cheapest statement there is. A contended name goes straight to the blocking statement,
         // which the server answers when the holder leaves: no extra round trip per handoff.
         String id = keys.lock(request.name()).recordId();
-        Long contendedAt = lastContended.get(id);
         long now = System.nanoTime();
-        if (contendedAt == null || now - contendedAt > CONTENDED_MEMORY_NANOS) {
+        if (!names.isContended(id, now)) {
             Optional<Grant> free = acquire(request, 0);
             if (free.isPresent()) {
-                if (contendedAt != null) {
-                    lastContended.remove(id, contendedAt);
-                }
+                names.free(id);
                 return free;
             }
         }
-        if (lastContended.size() >= MAX_REGISTERED) {
-            lastContended.clear();
-        }
-        lastContended.put(id, now);
+        names.contended(id, now);
         long left = nanos - (System.nanoTime() - now);
         return left > 0 ? acquire(request, left) : Optional.empty();
     }
@@ -256,7 +239,7 @@ final class SqlLockBackend implements LockBackend {
                 s.networkTimeout(STATEMENT_TIMEOUT_MILLIS);
                 registerOnce(s, key);
                 OptionalLong eagerToken;
-                if (fencedNames.contains(key.recordId())) {
+                if (names.isFenced(key.recordId())) {
                     eagerToken = dialect.lockAndIssue(s, key, request.mode(), request.owner(), wait);
                     if (eagerToken.isEmpty()) {
                         pool.giveBack(s);
@@ -420,7 +403,7 @@ final class SqlLockBackend implements LockBackend {
             }
             g.released = true;
             if (g.issuedEagerly && !g.tokenAsked) {
-                fencedNames.remove(g.key.recordId()); // this holder did not use it: back to tokens on demand
+                names.fenced(g.key.recordId(), false); // this holder did not use it: back to tokens on demand
             }
             try {
                 g.session.networkTimeout(STATEMENT_TIMEOUT_MILLIS);
@@ -549,16 +532,12 @@ final class SqlLockBackend implements LockBackend {
 
     /** Makes sure the name has its row (see {@link SqlDialect#registerName}), once per name. */
     private void registerOnce(SqlSession s, LockKey key) throws SQLException {
-        if (registered.contains(key.recordId())) {
+        if (names.isRegistered(key.recordId())) {
             return;
         }
         String others = dialect.registerName(s, key);
         reportCollision(key, others);
-        if (registered.size() >= MAX_REGISTERED) {
-            registered.clear();
-            fencedNames.clear();
-        }
-        registered.add(key.recordId());
+        names.registered(key.recordId());
     }
 
     /** @return the pairs of names found sharing one key, as {@code "a" + '\n' + "b"} (sorted) */
