@@ -112,8 +112,9 @@ final class SqlLockBackend implements LockBackend {
         final LockKey key;
         final LockMode mode;
         private final LockRequest request;
-        private long token;
-        private boolean tokenIssued;
+        /** Written once, before {@link #tokenIssued}; read without the lock by {@link #issuedToken()}. */
+        private volatile long token;
+        private volatile boolean tokenIssued;
         /** Whether the token was issued with the acquisition, because holders of this name ask for one. */
         final boolean issuedEagerly;
         /** Whether the holder asked for the token. */
@@ -126,8 +127,8 @@ final class SqlLockBackend implements LockBackend {
             this.mode = mode;
             this.request = request;
             this.issuedEagerly = eagerToken.isPresent();
-            this.tokenIssued = issuedEagerly;
             this.token = eagerToken.orElse(0);
+            this.tokenIssued = issuedEagerly;
         }
 
         @Override
@@ -165,8 +166,9 @@ final class SqlLockBackend implements LockBackend {
             return token;
         }
 
+        /** Never waits: a {@link #fencingToken()} may be on the network for seconds. */
         @Override
-        public synchronized OptionalLong issuedToken() {
+        public OptionalLong issuedToken() {
             return tokenIssued ? OptionalLong.of(token) : OptionalLong.empty();
         }
     }
