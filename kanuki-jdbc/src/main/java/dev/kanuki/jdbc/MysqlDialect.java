@@ -97,6 +97,9 @@ final class MysqlDialect extends SqlDialect {
         if (database == null) {
             throw new SQLException("the connection has no current database; name one in the URI (mysql://host/DB)");
         }
+        if (tablesExist(c, database)) {
+            return database; // CREATE TABLE IF NOT EXISTS would still need the CREATE privilege
+        }
         try (Statement s = c.createStatement()) {
             s.execute("CREATE TABLE IF NOT EXISTS " + table + " ("
                     + "id CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,"
@@ -113,6 +116,22 @@ final class MysqlDialect extends SqlDialect {
                     + " owner_id VARCHAR(64) CHARACTER SET ascii NOT NULL, since_ms BIGINT) ENGINE=InnoDB");
         }
         return database;
+    }
+
+    /** @return whether both tables exist (and this user can see them) */
+    private boolean tablesExist(Connection c, String database) throws SQLException {
+        int dot = table.indexOf('.');
+        String schema = dot < 0 ? database : table.substring(0, dot);
+        String name = table.substring(dot + 1);
+        try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM information_schema.TABLES"
+                + " WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (?, ?)")) {
+            ps.setString(1, schema);
+            ps.setString(2, name);
+            ps.setString(3, name + "_sessions");
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getInt(1) == 2;
+            }
+        }
     }
 
     @Override
@@ -134,6 +153,12 @@ final class MysqlDialect extends SqlDialect {
         try (PreparedStatement ps = c.prepareStatement(registerSession)) {
             setOwner(ps, 1, owner);
             ps.executeUpdate();
+        } catch (SQLException e) {
+            // 1142: INSERT denied; 1290: --read-only; 1792: read-only transaction
+            if (e.getErrorCode() != 1142 && e.getErrorCode() != 1290 && e.getErrorCode() != 1792) {
+                throw e;
+            }
+            unregistered(e);
         }
         return new SessionInfo(id, uptimeMillis);
     }

@@ -38,10 +38,13 @@ import java.util.OptionalLong;
 final class PostgresDialect extends SqlDialect {
     private static final String LOCK_TIMEOUT = "55P03";
     private static final String QUERY_CANCELED = "57014";
+    /** insufficient_privilege, read_only_sql_transaction (a standby, a read-only default). */
+    private static final java.util.Set<String> READ_ONLY = java.util.Set.of("42501", "25006");
     private static final String THIS_DATABASE = "database = (SELECT oid FROM pg_database WHERE datname = current_database())";
     private static final String PG_LOCKS = "FROM pg_locks WHERE locktype = 'advisory' AND " + THIS_DATABASE
             + " AND classid = ?::int8::oid AND objid = ?::int8::oid AND objsubid = 2";
 
+    private final String sessionInfo;
     private final String registerSession;
     private final String registerName;
     private final String issueExclusive;
@@ -59,11 +62,12 @@ final class PostgresDialect extends SqlDialect {
     PostgresDialect(String table) {
         super(table);
         String sessions = sessionsTable();
+        this.sessionInfo = "SELECT pg_backend_pid(),"
+                + " (EXTRACT(EPOCH FROM clock_timestamp() - pg_postmaster_start_time()) * 1000)::bigint";
         this.registerSession = "INSERT INTO " + sessions + " AS s (pid, owner_host, owner_pid, owner_id, since_ms)"
                 + " VALUES (pg_backend_pid(), ?, ?, ?, ?) ON CONFLICT (pid) DO UPDATE SET owner_host = excluded.owner_host,"
-                + " owner_pid = excluded.owner_pid, owner_id = excluded.owner_id, since_ms = excluded.since_ms;"
-                + " SELECT pg_backend_pid(),"
-                + " (EXTRACT(EPOCH FROM clock_timestamp() - pg_postmaster_start_time()) * 1000)::bigint";
+                + " owner_pid = excluded.owner_pid, owner_id = excluded.owner_id, since_ms = excluded.since_ms; "
+                + sessionInfo;
         // parameters: id, name, key, then key and id for the names sharing the key
         this.registerName = "INSERT INTO " + table + " AS t (id, name, lock_key, token) VALUES (?, ?, ?, 0)"
                 + " ON CONFLICT (id) DO UPDATE SET lock_key = excluded.lock_key WHERE t.lock_key <> excluded.lock_key;"
@@ -170,11 +174,20 @@ final class PostgresDialect extends SqlDialect {
         if (!c.getAutoCommit()) {
             c.setAutoCommit(true);
         }
+        List<Object[]> rows;
         try (PreparedStatement ps = c.prepareStatement(registerSession)) {
             setOwner(ps, 1, owner);
-            List<Object[]> rows = executeAll(ps, 1);
-            return new SessionInfo(((Number) rows.get(0)[0]).longValue(), ((Number) rows.get(0)[1]).longValue());
+            rows = executeAll(ps, 1);
+        } catch (SQLException e) {
+            if (!READ_ONLY.contains(String.valueOf(e.getSQLState()))) {
+                throw e;
+            }
+            unregistered(e);
+            try (PreparedStatement ps = c.prepareStatement(sessionInfo)) {
+                rows = executeAll(ps, 1);
+            }
         }
+        return new SessionInfo(((Number) rows.get(0)[0]).longValue(), ((Number) rows.get(0)[1]).longValue());
     }
 
     @Override

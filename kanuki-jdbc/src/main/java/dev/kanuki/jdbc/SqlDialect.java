@@ -13,7 +13,9 @@ import java.time.Instant;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
+import org.slf4j.LoggerFactory;
 
 /**
  * The statements of one database's lock functions. {@link SqlLockBackend} runs the algorithm
@@ -190,6 +192,22 @@ abstract class SqlDialect {
     abstract boolean endSession(SqlSession s, long serverId) throws SQLException;
 
     // ---------------------------------------------------------------- helpers for dialects
+
+    private final AtomicBoolean unregisteredLogged = new AtomicBoolean();
+
+    /**
+     * A user that may only read (a monitoring role, a read-only replica) cannot register its
+     * sessions: it can still read {@code status} and {@code list}, but not lock (locking writes
+     * the name's row). Said once, at debug level: a status reader is expected to be read-only.
+     */
+    void unregistered(SQLException e) {
+        if (unregisteredLogged.compareAndSet(false, true)) {
+            LoggerFactory.getLogger(SqlDialect.class).debug("cannot register sessions in {} ({}): this user can read"
+                    + " status but not lock; grant it INSERT and UPDATE on {} and {} to lock", sessionsTable(),
+                    e.getMessage(), table, sessionsTable());
+        }
+    }
+
 
     /** @return the wait in whole milliseconds, at least 1 (0 would mean "forever" to PostgreSQL) */
     static long waitMillis(long waitNanos) {

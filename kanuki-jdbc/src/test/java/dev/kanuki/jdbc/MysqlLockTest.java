@@ -159,6 +159,27 @@ class MysqlLockTest {
         }
     }
 
+    /** A monitoring user that may only read sees who holds a lock, and is refused, with the reason, when it locks. */
+    @Test
+    void aReadOnlyUserReadsStatusButCannotLock() throws Exception {
+        try (LockProvider locks = LockProvider.open(uri); // the tables exist before the grant
+             Connection c = server.connect(database); java.sql.Statement st = c.createStatement()) {
+            st.execute("CREATE USER IF NOT EXISTS 'watcher'@'%'");
+            st.execute("GRANT SELECT ON `" + database + "`.* TO 'watcher'@'%'");
+        }
+        String readOnly = uri.replace("user=" + MariaDbServer.USER, "user=watcher");
+        try (HolderProcess holder = HolderProcess.start(uri, "watched/job", "exclusive", tempDir.resolve("watched.err"));
+             LockProvider watcher = LockProvider.open(readOnly)) {
+            LockStatus status = watcher.status("watched/job");
+            assertEquals(LockStatus.State.HELD, status.state());
+            assertEquals(holder.pid(), status.owner().orElseThrow().pid(), "the holder must be named to a reader");
+            assertTrue(watcher.list().stream().anyMatch(l -> l.name().equals("watched/job") && l.isHeld()));
+            var refused = org.junit.jupiter.api.Assertions.assertThrows(dev.kanuki.LockBackendException.class,
+                    () -> watcher.lock("watched/other").tryAcquire());
+            assertTrue(refused.getMessage().contains("denied"), refused.getMessage());
+        }
+    }
+
     @Test
     void providerOverAnApplicationsDataSource() throws Exception {
         MariaDbDataSource ds = new MariaDbDataSource(server.jdbcUrl(database));

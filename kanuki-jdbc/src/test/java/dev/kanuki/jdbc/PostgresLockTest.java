@@ -177,6 +177,27 @@ class PostgresLockTest {
         }
     }
 
+    /** A monitoring role that may only read sees who holds a lock, and is refused, with the reason, when it locks. */
+    @Test
+    void aReadOnlyUserReadsStatusButCannotLock() throws Exception {
+        try (LockProvider locks = LockProvider.open(uri); // the tables exist before the grant
+             Connection c = pg.connect(database); Statement st = c.createStatement()) {
+            st.execute("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'watcher')"
+                    + " THEN CREATE ROLE watcher LOGIN; END IF; END $$");
+            st.execute("GRANT SELECT ON kanuki_locks, kanuki_locks_sessions TO watcher");
+        }
+        String readOnly = uri.replace("user=" + PostgresServer.USER, "user=watcher");
+        try (HolderProcess holder = HolderProcess.start(uri, "watched/job", "exclusive", tempDir.resolve("watched.err"));
+             LockProvider watcher = LockProvider.open(readOnly)) {
+            LockStatus status = watcher.status("watched/job");
+            assertEquals(LockStatus.State.HELD, status.state());
+            assertEquals(holder.pid(), status.owner().orElseThrow().pid(), "the holder must be named to a reader");
+            assertTrue(watcher.list().stream().anyMatch(l -> l.name().equals("watched/job") && l.isHeld()));
+            var refused = assertThrows(dev.kanuki.LockBackendException.class, () -> watcher.lock("watched/other").tryAcquire());
+            assertTrue(refused.getMessage().contains("permission denied"), refused.getMessage());
+        }
+    }
+
     @Test
     void providerOverAnApplicationsDataSource() throws Exception {
         PGSimpleDataSource ds = new PGSimpleDataSource();
