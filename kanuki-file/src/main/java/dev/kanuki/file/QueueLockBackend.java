@@ -27,6 +27,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,6 +52,13 @@ final class QueueLockBackend implements LockBackend {
 
     private final Path directory;
     private final ConcurrentHashMap<String, String> stems = new ConcurrentHashMap<>();
+    /**
+     * Owner ids this backend has appended an arrival for and not yet removed: a request not in
+     * here has no line yet, so its first attempt appends without reading the queue first. Never
+     * trimmed (forgetting a waiter would make it arrive again, at the back); every request the
+     * engine stops pursuing is released or abandoned, which removes it.
+     */
+    private final Set<String> arrived = ConcurrentHashMap.newKeySet();
 
     QueueLockBackend(Path directory) {
         this.directory = directory;
@@ -93,12 +101,18 @@ final class QueueLockBackend implements LockBackend {
         String id = request.owner().id();
         long leaseMillis = request.lease().toMillis();
         try {
-            Snapshot snapshot = read(queue);
-            QueueLog log = QueueLog.replay(snapshot.text());
+            Snapshot snapshot = null;
+            QueueLog log = null;
             long now = System.currentTimeMillis();
-            QueueLog.Contender mine = log.get(id);
+            QueueLog.Contender mine = null;
+            if (arrived.contains(id)) { // a later attempt: our line may need renewing, or may have been compacted away
+                snapshot = read(queue);
+                log = QueueLog.replay(snapshot.text());
+                mine = log.get(id);
+            }
             if (mine == null) {
                 OwnerInfo owner = request.owner();
+                arrived.add(id);
                 append(queue, QueueLog.arrival(new TtlRecord(id, owner.pid(), now, now + leaseMillis, owner.host(),
                         request.name())));
                 snapshot = read(queue);
@@ -134,10 +148,11 @@ final class QueueLockBackend implements LockBackend {
                 return false;
             }
             long until = System.currentTimeMillis() + lease.toMillis();
-            return appendUntilSeen(queue(g.stem()), QueueLog.renewal(g.id(), until), log -> {
+            Snapshot seen = appendUntilSeen(queue(g.stem()), QueueLog.renewal(g.id(), until), log -> {
                 QueueLog.Contender me = log.get(g.id());
                 return me == null || me.leaseUntil >= until;
-            }) && isHolder(g);
+            }, true);
+            return seen != null && isHolder(g);
         } catch (IOException e) {
             throw LockFile.failure("cannot renew in queue " + queue(g.stem()), e);
         }
@@ -171,8 +186,10 @@ final class QueueLockBackend implements LockBackend {
     private void leave(String stem, String id) {
         Path queue = queue(stem);
         try {
-            appendUntilSeen(queue, QueueLog.removal(id), log -> log.get(id) == null);
-            compactIfLarge(stem, read(queue));
+            // Our line is live (we hold or wait): append the removal at once, then confirm it.
+            Snapshot after = appendUntilSeen(queue, QueueLog.removal(id), log -> log.get(id) == null, false);
+            arrived.remove(id);
+            compactIfLarge(stem, after);
         } catch (IOException | RuntimeException e) {
             log.warn("leaving queue {} failed; the place frees when its lease runs out", queue, e);
         }
@@ -263,17 +280,24 @@ final class QueueLockBackend implements LockBackend {
      * again. A lost removal would otherwise leave a live-looking line of a process that no longer
      * waits, blocking the queue for a whole lease.
      *
-     * @return true when the effect is visible in the queue
+     * @param lookFirst whether to read before the first append (false when the effect cannot be
+     *     there yet: one read saved)
+     * @return the queue as read with the effect visible, or null when it never became visible
      */
-    private boolean appendUntilSeen(Path queue, String line, java.util.function.Predicate<QueueLog> landed)
-            throws IOException {
+    private Snapshot appendUntilSeen(Path queue, String line, java.util.function.Predicate<QueueLog> landed,
+                                     boolean lookFirst) throws IOException {
+        if (!lookFirst) {
+            append(queue, line);
+        }
         for (int round = 0; round < 5; round++) {
-            if (landed.test(QueueLog.replay(read(queue).text()))) {
-                return true;
+            Snapshot seen = read(queue);
+            if (landed.test(QueueLog.replay(seen.text()))) {
+                return seen;
             }
             append(queue, line);
         }
-        return landed.test(QueueLog.replay(read(queue).text()));
+        Snapshot seen = read(queue);
+        return landed.test(QueueLog.replay(seen.text())) ? seen : null;
     }
 
     /** One append of one whole line: O_APPEND makes concurrent appends land one after another. */
