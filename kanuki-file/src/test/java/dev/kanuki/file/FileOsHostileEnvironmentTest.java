@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.kanuki.LockBackendException;
 import dev.kanuki.LockHandle;
@@ -145,12 +146,28 @@ class FileOsHostileEnvironmentTest {
 
     @Test
     void unwritableLockDirectoryIsReported() throws Exception {
-        assumeFalse("root".equals(System.getProperty("user.name")), "root may write any directory, so none is unwritable");
         Path dir = tempDir.resolve("readonly");
         Files.createDirectory(dir);
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("r-x------"));
-        LockBackendException e = assertThrows(LockBackendException.class, () -> LockProvider.open("file:" + dir));
-        assertTrue(e.getMessage().contains("not writable"), e.getMessage());
+        if (!"root".equals(System.getProperty("user.name"))) {
+            LockBackendException e = assertThrows(LockBackendException.class, () -> LockProvider.open("file:" + dir));
+            assertTrue(e.getMessage().contains("not writable"), e.getMessage());
+            return;
+        }
+        // Root writes anywhere: check in a child JVM that runs as root without the capabilities
+        // that override file permissions (as CI does).
+        Path setpriv = Path.of("/usr/bin/setpriv");
+        assumeTrue(Files.isExecutable(setpriv), "running as root and setpriv (util-linux) is missing");
+        Process child = new ProcessBuilder(setpriv.toString(), "--bounding-set", "-dac_override,-dac_read_search",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:TieredStopAtLevel=1",
+                "-cp", System.getProperty("java.class.path"), OpenLockDirectoryMain.class.getName(), "file:" + dir)
+                .redirectErrorStream(true).start();
+        String out = new String(child.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(child.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(out.contains(LockBackendException.class.getName()) && out.contains("not writable"), out);
+        try (var left = Files.list(dir)) {
+            assertEquals(0, left.count(), "nothing may be created in the unwritable directory");
+        }
     }
 
     @Test
