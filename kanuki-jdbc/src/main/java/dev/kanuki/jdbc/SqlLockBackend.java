@@ -47,10 +47,11 @@ import org.slf4j.LoggerFactory;
  * fencing costs no write. Once a holder of a name has asked, later acquisitions of that name
  * in this backend issue the token in the acquisition's own round trip (the write gated by the
  * lock function in the same statement), until a holder releases without asking: names used with
- * fencing cost one round trip less, names used without cost nothing. Who holds a lock comes from the session registrations: each
- * connection records the process it works for once, when it is opened, and {@link #status}
- * looks up the session the server's lock table names. The first use of a name in this backend
- * makes sure the name has its row, so {@link #list} can name held locks.
+ * fencing cost one round trip less, names used without cost nothing. Who holds a lock comes from
+ * the session registrations: each connection records the process it works for once, when it is
+ * opened, and {@link #status} looks up the session the server's lock table names. The first use
+ * of a name in this backend makes sure the name has its row, so {@link #list} can name held
+ * locks.
  *
  * <p><b>Server restarts.</b> A restarted server has forgotten the locks it granted, while their
  * holders learn of the loss only at their next check. For {@code restartGrace} after the server
@@ -103,9 +104,10 @@ final class SqlLockBackend implements LockBackend {
     }
 
     /**
-     * A held lock: the session whose server-side lock it is. Its fencing token is issued on the
-     * first call to {@link #fencingToken()}, on that session; the methods are synchronized so a
-     * token is never issued while the grant is being released or checked.
+     * A held lock: the session whose server-side lock it is. Unless it came with the acquisition,
+     * its fencing token is issued on the first call to {@link #fencingToken()}, on that session,
+     * under the grant's monitor, which release and verify also take: a token is never issued
+     * while the grant is being released or checked.
      */
     final class SqlGrant implements Grant {
         final SqlSession session;
