@@ -264,12 +264,22 @@ final class TortureCommand implements Callable<Integer> {
                 .toString();
     }
 
-    private static void deleteTree(Path root) {
+    /**
+     * Deletes the work directory. The command's finally and the shutdown hook can both get here
+     * at once (a signal while the run ends): one at a time, and a file that vanished under the
+     * walk is no reason to stop it.
+     */
+    private static synchronized void deleteTree(Path root) {
         try {
             Files.walkFileTree(root, new SimpleFileVisitor<>() {
                 @Override
                 public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
                     Files.deleteIfExists(file);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFileFailed(Path file, IOException e) {
                     return FileVisitResult.CONTINUE;
                 }
 
