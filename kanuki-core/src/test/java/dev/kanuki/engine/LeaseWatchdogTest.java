@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -29,17 +28,19 @@ class LeaseWatchdogTest {
 
     /**
      * Session locks whose checks hang, as checks on a dead server's connections do until their
-     * timeout: a check blocks until as many checks run at once as the watchdog should allow, then
-     * reports the lock lost. Run one at a time, the first check would never return.
+     * timeout: a check blocks until as many checks run at once as the watchdog should allow (or
+     * two seconds pass), then reports the lock lost. One at a time, every check would take the
+     * full two seconds and never see another.
      */
     static final class HangingChecks implements LockBackend {
-        final AtomicInteger running = new AtomicInteger();
+        private final int expectedAtOnce;
+        private int running;
+        private boolean reached;
         final AtomicInteger mostAtOnce = new AtomicInteger();
-        final CountDownLatch enoughAtOnce;
         private final AtomicLong tokens = new AtomicLong();
 
         HangingChecks(int expectedAtOnce) {
-            this.enoughAtOnce = new CountDownLatch(expectedAtOnce);
+            this.expectedAtOnce = expectedAtOnce;
         }
 
         @Override
@@ -63,16 +64,22 @@ class LeaseWatchdogTest {
         }
 
         @Override
-        public boolean verify(Grant grant) {
-            int now = running.incrementAndGet();
-            mostAtOnce.accumulateAndGet(now, Math::max);
-            enoughAtOnce.countDown();
+        public synchronized boolean verify(Grant grant) {
+            running++;
+            mostAtOnce.accumulateAndGet(running, Math::max);
+            if (running >= expectedAtOnce) {
+                reached = true;
+                notifyAll();
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
             try {
-                enoughAtOnce.await(20, TimeUnit.SECONDS);
+                for (long left = deadline - System.nanoTime(); !reached && left > 0; left = deadline - System.nanoTime()) {
+                    TimeUnit.NANOSECONDS.timedWait(this, left);
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } finally {
-                running.decrementAndGet();
+                running--;
             }
             return false; // the connection was dead: lost
         }
@@ -98,6 +105,7 @@ class LeaseWatchdogTest {
                 handles.add(provider.lock("lock-" + i).tryAcquire().orElseThrow());
             }
             List<CompletableFuture<LockLostException>> lost = handles.stream().map(LockHandle::lost).toList();
+            // One at a time would take 16 × 2 s and never see two checks at once.
             CompletableFuture.allOf(lost.toArray(new CompletableFuture[0])).get(45, TimeUnit.SECONDS);
             assertEquals(LeaseWatchdog.PARALLEL_CHECKS, backend.mostAtOnce.get(),
                     "the watchdog must run up to " + LeaseWatchdog.PARALLEL_CHECKS + " checks at once, no more");
