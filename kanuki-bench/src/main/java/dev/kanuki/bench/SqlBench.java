@@ -5,8 +5,10 @@ import dev.kanuki.LockHandle;
 import dev.kanuki.LockProvider;
 import dev.kanuki.testkit.MariaDbServer;
 import dev.kanuki.testkit.PostgresServer;
+import dev.kanuki.testkit.ServerProcess;
 import java.math.BigDecimal;
 import java.nio.file.Path;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
@@ -109,25 +111,33 @@ public class SqlBench {
         }
     }
 
-    /** A PostgreSQL server, kanuki on it, and a raw connection. */
-    @State(Scope.Thread)
-    public static class Postgres {
-        PostgresServer server;
+    /**
+     * A database server from kanuki-testkit, kanuki on it, and a raw connection: started in the
+     * trial's setup, stopped in its teardown.
+     *
+     * @param <R> the raw side
+     */
+    public abstract static class Server<R extends AutoCloseable> {
+        ServerProcess server;
         LockProvider provider;
         DistributedLock lock;
-        SqlByHand.Postgres raw;
+        R raw;
+
+        abstract ServerProcess start();
+
+        abstract R raw(Connection c) throws SQLException;
 
         @Setup(Level.Trial)
         public void setUp() throws Exception {
-            server = PostgresServer.start();
+            server = start();
             String db = server.createDatabase("bench");
-            provider = LockProvider.open(server.kanukiUri(db) + NO_GRACE); // also makes kanuki's table
+            provider = LockProvider.open(server.kanukiUri(db) + NO_GRACE); // also makes kanuki's tables
             lock = provider.lock(NAME);
-            raw = new SqlByHand.Postgres(server.connect(db));
+            raw = raw(server.connect(db));
         }
 
         @TearDown(Level.Trial)
-        public void tearDown() throws SQLException {
+        public void tearDown() throws Exception {
             try {
                 if (raw != null) {
                     raw.close();
@@ -143,37 +153,31 @@ public class SqlBench {
         }
     }
 
-    /** A MariaDB server, kanuki on it, and a raw connection. */
+    /** A PostgreSQL server, kanuki on it, and a raw connection. */
     @State(Scope.Thread)
-    public static class MariaDb {
-        MariaDbServer server;
-        LockProvider provider;
-        DistributedLock lock;
-        SqlByHand.MariaDb raw;
-
-        @Setup(Level.Trial)
-        public void setUp() throws Exception {
-            server = MariaDbServer.start();
-            String db = server.createDatabase("bench");
-            provider = LockProvider.open(server.kanukiUri(db) + NO_GRACE);
-            lock = provider.lock(NAME);
-            raw = new SqlByHand.MariaDb(server.connect(db));
+    public static class Postgres extends Server<SqlByHand.Postgres> {
+        @Override
+        ServerProcess start() {
+            return PostgresServer.start();
         }
 
-        @TearDown(Level.Trial)
-        public void tearDown() throws SQLException {
-            try {
-                if (raw != null) {
-                    raw.close();
-                }
-                if (provider != null) {
-                    provider.close();
-                }
-            } finally {
-                if (server != null) {
-                    server.close();
-                }
-            }
+        @Override
+        SqlByHand.Postgres raw(Connection c) throws SQLException {
+            return new SqlByHand.Postgres(c);
+        }
+    }
+
+    /** A MariaDB server, kanuki on it, and a raw connection. */
+    @State(Scope.Thread)
+    public static class MariaDb extends Server<SqlByHand.MariaDb> {
+        @Override
+        ServerProcess start() {
+            return MariaDbServer.start();
+        }
+
+        @Override
+        SqlByHand.MariaDb raw(Connection c) throws SQLException {
+            return new SqlByHand.MariaDb(c);
         }
     }
 

@@ -7,7 +7,10 @@ import dev.kanuki.jdbc.Dialect;
 import dev.kanuki.jdbc.JdbcLocks;
 import dev.kanuki.testkit.MariaDbServer;
 import dev.kanuki.testkit.PostgresServer;
+import dev.kanuki.testkit.ServerProcess;
 import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -44,31 +47,33 @@ public final class SqlInterleaved {
         List<String> which = args.length > 0 ? List.of(args) : List.of("postgres", "mariadb");
         for (String db : which) {
             switch (db) {
-                case "postgres" -> {
-                    try (PostgresServer server = PostgresServer.start()) {
-                        String name = server.createDatabase("bench");
-                        run("postgres", () -> {
-                            OneConnection one = new OneConnection(server.connect(name));
-                            LockProvider p = JdbcLocks.provider(one, Dialect.POSTGRESQL, SqlBench.NO_GRACE.substring(1));
-                            SqlByHand.Postgres raw = new SqlByHand.Postgres(one.physical());
-                            return new Pair(p, raw::bare, raw::sameStatementsAwait, raw::fenced, raw);
-                        });
-                    }
-                }
-                case "mariadb" -> {
-                    try (MariaDbServer server = MariaDbServer.start()) {
-                        String name = server.createDatabase("bench");
-                        run("mariadb", () -> {
-                            OneConnection one = new OneConnection(server.connect(name));
-                            LockProvider p = JdbcLocks.provider(one, Dialect.MYSQL, SqlBench.NO_GRACE.substring(1));
-                            SqlByHand.MariaDb raw = new SqlByHand.MariaDb(one.physical());
-                            return new Pair(p, () -> raw.bare(BigDecimal.ZERO), () -> raw.bare(new BigDecimal("5.000")),
-                                    raw::fenced, raw);
-                        });
-                    }
-                }
+                case "postgres" -> measure(db, PostgresServer.start(), Dialect.POSTGRESQL, (p, c) -> {
+                    SqlByHand.Postgres raw = new SqlByHand.Postgres(c);
+                    return new Pair(p, raw::bare, raw::sameStatementsAwait, raw::fenced, raw);
+                });
+                case "mariadb" -> measure(db, MariaDbServer.start(), Dialect.MYSQL, (p, c) -> {
+                    SqlByHand.MariaDb raw = new SqlByHand.MariaDb(c);
+                    return new Pair(p, () -> raw.bare(BigDecimal.ZERO), () -> raw.bare(new BigDecimal("5.000")),
+                            raw::fenced, raw);
+                });
                 default -> throw new IllegalArgumentException("postgres or mariadb, not " + db);
             }
+        }
+    }
+
+    /** The raw side of a round, on the connection kanuki's provider also uses. */
+    private interface RawSide {
+        Pair pair(LockProvider provider, Connection connection) throws SQLException;
+    }
+
+    /** Runs the rounds on a server this method stops when done. */
+    private static void measure(String db, ServerProcess server, Dialect dialect, RawSide raw) throws Exception {
+        try (server) {
+            String name = server.createDatabase("bench");
+            run(db, () -> {
+                OneConnection one = new OneConnection(server.connect(name));
+                return raw.pair(JdbcLocks.provider(one, dialect, SqlBench.NO_GRACE.substring(1)), one.physical());
+            });
         }
     }
 

@@ -191,17 +191,29 @@ class BenchSmokeTest {
         }
     }
 
-    @Test
-    @Timeout(value = 60, unit = TimeUnit.SECONDS)
-    void sqlPostgres() throws Exception {
-        SqlBench bench = new SqlBench();
-        SqlBench.Postgres s = new SqlBench.Postgres();
+    /** What a smoke test does with a started server benchmark state. */
+    private interface ServerChecks<S> {
+        void run(SqlBench bench, S state) throws Exception;
+    }
+
+    /** Starts the state's server (skipping when it is not installed), runs the checks, stops it. */
+    private static <S extends SqlBench.Server<?>> void withServer(S state, ServerChecks<S> checks) throws Exception {
         try {
-            s.setUp();
+            state.setUp();
         } catch (MissingServerException e) {
             assumeTrue(false, e.getMessage());
         }
         try {
+            checks.run(new SqlBench(), state);
+        } finally {
+            state.tearDown();
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void sqlPostgres() throws Exception {
+        withServer(new SqlBench.Postgres(), (bench, s) -> {
             assertTrue(bench.postgresKanuki(s));
             assertTrue(bench.postgresKanukiTry(s));
             long first = bench.postgresKanukiFenced(s);
@@ -210,22 +222,13 @@ class BenchSmokeTest {
             bench.postgresSameAwait(s);
             long t = bench.postgresSameFenced(s);
             assertEquals(t + 1, bench.postgresSameFenced(s), "the hand-written token");
-        } finally {
-            s.tearDown();
-        }
+        });
     }
 
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void sqlMariaDb() throws Exception {
-        SqlBench bench = new SqlBench();
-        SqlBench.MariaDb s = new SqlBench.MariaDb();
-        try {
-            s.setUp();
-        } catch (MissingServerException e) {
-            assumeTrue(false, e.getMessage());
-        }
-        try {
+        withServer(new SqlBench.MariaDb(), (bench, s) -> {
             assertTrue(bench.mariadbKanuki(s));
             assertTrue(bench.mariadbKanukiTry(s));
             long first = bench.mariadbKanukiFenced(s);
@@ -234,9 +237,7 @@ class BenchSmokeTest {
             bench.mariadbSameAwait(s);
             long t = bench.mariadbSameFenced(s);
             assertEquals(t + 1, bench.mariadbSameFenced(s), "the hand-written token");
-        } finally {
-            s.tearDown();
-        }
+        });
     }
 
     @ParameterizedTest

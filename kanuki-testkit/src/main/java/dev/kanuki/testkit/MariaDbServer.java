@@ -155,34 +155,20 @@ public final class MariaDbServer extends ServerProcess {
         signal(process, "TERM"); // mariadbd's normal shutdown: disconnects clients, flushes, exits
     }
 
-    /** @return the data directory (under {@link #directory()}) */
-    @Override
-    public Path dataDirectory() {
-        return directory.resolve("data");
-    }
-
     /** @return {@value #USER} */
     @Override
     public String user() {
         return USER;
     }
 
-    /**
-     * @param database a database name
-     * @return e.g. {@code jdbc:mariadb://127.0.0.1:43306/locks?user=root}
-     */
     @Override
-    public String jdbcUrl(String database) {
-        return "jdbc:mariadb://" + HOST + ":" + port() + "/" + database + "?user=" + USER;
+    String jdbcScheme() {
+        return "mariadb";
     }
 
-    /**
-     * @param database a database name
-     * @return the kanuki backend URI, e.g. {@code mysql://127.0.0.1:43306/locks?user=root}
-     */
     @Override
-    public String kanukiUri(String database) {
-        return "mysql://" + HOST + ":" + port() + "/" + database + "?user=" + USER;
+    String kanukiScheme() {
+        return "mysql";
     }
 
     /**

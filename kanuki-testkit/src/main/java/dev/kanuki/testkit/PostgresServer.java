@@ -155,34 +155,20 @@ public final class PostgresServer extends ServerProcess {
         signal(process, "INT"); // SIGTERM would be a "smart" shutdown that waits for every client
     }
 
-    /** @return the data directory (under {@link #directory()}) */
-    @Override
-    public Path dataDirectory() {
-        return directory.resolve("data");
-    }
-
     /** @return {@value #USER} */
     @Override
     public String user() {
         return USER;
     }
 
-    /**
-     * @param database a database name
-     * @return e.g. {@code jdbc:postgresql://127.0.0.1:54321/locks?user=kanuki}
-     */
     @Override
-    public String jdbcUrl(String database) {
-        return "jdbc:postgresql://" + HOST + ":" + port() + "/" + database + "?user=" + USER;
+    String jdbcScheme() {
+        return "postgresql";
     }
 
-    /**
-     * @param database a database name
-     * @return the kanuki backend URI, e.g. {@code postgresql://127.0.0.1:54321/locks?user=kanuki}
-     */
     @Override
-    public String kanukiUri(String database) {
-        return "postgresql://" + HOST + ":" + port() + "/" + database + "?user=" + USER;
+    String kanukiScheme() {
+        return "postgresql";
     }
 
     /**

@@ -265,23 +265,35 @@ public abstract class ServerProcess implements AutoCloseable {
         return p != null && p.isAlive() ? p.pid() : -1;
     }
 
-    /** @return the server's data directory (under {@link #directory()}) */
-    public abstract Path dataDirectory();
+    /** @return the server's data directory: {@code data} under {@link #directory()} */
+    public final Path dataDirectory() {
+        return directory.resolve("data");
+    }
 
     /** @return the database user tests connect as */
     public abstract String user();
 
-    /**
-     * @param database a database name
-     * @return a JDBC URL for it
-     */
-    public abstract String jdbcUrl(String database);
+    /** @return the JDBC URL scheme after {@code jdbc:}, e.g. {@code postgresql} */
+    abstract String jdbcScheme();
+
+    /** @return the kanuki backend URI scheme, e.g. {@code postgresql} */
+    abstract String kanukiScheme();
 
     /**
      * @param database a database name
-     * @return the kanuki backend URI for it
+     * @return a JDBC URL for it, e.g. {@code jdbc:postgresql://127.0.0.1:54321/locks?user=kanuki}
      */
-    public abstract String kanukiUri(String database);
+    public final String jdbcUrl(String database) {
+        return "jdbc:" + jdbcScheme() + "://" + HOST + ":" + port() + "/" + database + "?user=" + user();
+    }
+
+    /**
+     * @param database a database name
+     * @return the kanuki backend URI for it, e.g. {@code mysql://127.0.0.1:43306/locks?user=root}
+     */
+    public final String kanukiUri(String database) {
+        return kanukiScheme() + "://" + HOST + ":" + port() + "/" + database + "?user=" + user();
+    }
 
     /**
      * Creates a database unless it exists.
