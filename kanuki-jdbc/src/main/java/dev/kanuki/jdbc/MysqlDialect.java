@@ -277,8 +277,7 @@ final class MysqlDialect extends SqlDialect {
         ps.setString(2, key.recordId());
         try (ResultSet rs = ps.executeQuery()) {
             rs.next();
-            rs.getLong("holder");
-            boolean held = !rs.wasNull();
+            boolean held = isHeld(rs);
             long token = rs.getLong("token");
             if (rs.wasNull()) {
                 token = -1;
@@ -297,8 +296,7 @@ final class MysqlDialect extends SqlDialect {
         List<Row> rows = new java.util.ArrayList<>();
         try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
-                rs.getLong("holder");
-                boolean held = !rs.wasNull();
+                boolean held = isHeld(rs);
                 rows.add(new Row(rs.getString("id"), rs.getString("name"), rs.getLong("token"),
                         owner(rs, "owner_", "acquired_at_ms"), held, held ? owner(rs, "holder_", null) : null, 0));
             }

@@ -376,8 +376,7 @@ final class PostgresDialect extends SqlDialect {
         List<Row> rows = new ArrayList<>();
         try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
-                rs.getLong("holder");
-                boolean held = !rs.wasNull();
+                boolean held = isHeld(rs);
                 rows.add(new Row(rs.getString("id"), rs.getString("name"), rs.getLong("token"),
                         owner(rs, "owner_", "acquired_at_ms"), held, held ? owner(rs, "holder_", null) : null,
                         rs.getInt("shared_holders")));

@@ -243,6 +243,12 @@ abstract class SqlDialect {
         return new OwnerInfo(h, rs.getLong(prefix + "pid"), i, at, null);
     }
 
+    /** @return whether the row's {@code holder} column (a session id) is set: someone holds the lock */
+    static boolean isHeld(ResultSet rs) throws SQLException {
+        rs.getLong("holder");
+        return !rs.wasNull();
+    }
+
     /** Sets host, pid, id and acquired-at (millis, 0 when unknown) from {@code first}. */
     static void setOwner(PreparedStatement ps, int first, OwnerInfo owner) throws SQLException {
         ps.setString(first, owner.host());

@@ -197,7 +197,7 @@ final class SqlLockBackend implements LockBackend {
     @Override
     public Optional<Grant> tryAcquire(LockRequest request) {
         try {
-            return request.mode() == LockMode.PERMIT ? tryPermit(request) : acquire(request, 0);
+            return request.mode() == LockMode.PERMIT ? tryPermit(request) : acquire(request, keys.lock(request.name()), 0);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt(); // a try never waits; keep the flag for the caller
             return Optional.empty();
@@ -216,10 +216,11 @@ final class SqlLockBackend implements LockBackend {
         // A name nobody has made us wait for lately is most likely free: the bare try is the
         // cheapest statement there is. A contended name goes straight to the blocking statement,
         // which the server answers when the holder leaves: no extra round trip per handoff.
-        String id = keys.lock(request.name()).recordId();
+        LockKey key = keys.lock(request.name());
+        String id = key.recordId();
         long now = System.nanoTime();
         if (!names.isContended(id, now)) {
-            Optional<Grant> free = acquire(request, 0);
+            Optional<Grant> free = acquire(request, key, 0);
             if (free.isPresent()) {
                 names.free(id);
                 return free;
@@ -227,11 +228,10 @@ final class SqlLockBackend implements LockBackend {
         }
         names.contended(id, now);
         long left = nanos - (System.nanoTime() - now);
-        return left > 0 ? acquire(request, left) : Optional.empty();
+        return left > 0 ? acquire(request, key, left) : Optional.empty();
     }
 
-    private Optional<Grant> acquire(LockRequest request, long waitNanos) throws InterruptedException {
-        LockKey key = keys.lock(request.name());
+    private Optional<Grant> acquire(LockRequest request, LockKey key, long waitNanos) throws InterruptedException {
         for (int attempt = 0; ; attempt++) {
             SqlSession s = attempt == 0 ? pool.borrow() : pool.open();
             try {
@@ -242,19 +242,13 @@ final class SqlLockBackend implements LockBackend {
                 }
                 s.networkTimeout(STATEMENT_TIMEOUT_MILLIS);
                 registerOnce(s, key);
-                OptionalLong eagerToken;
-                if (names.isFenced(key.recordId())) {
-                    eagerToken = dialect.lockAndIssue(s, key, request.mode(), request.owner(), wait);
-                    if (eagerToken.isEmpty()) {
-                        pool.giveBack(s);
-                        return Optional.empty();
-                    }
-                } else {
-                    if (!dialect.lock(s, key, request.mode(), wait)) {
-                        pool.giveBack(s);
-                        return Optional.empty();
-                    }
-                    eagerToken = OptionalLong.empty();
+                boolean fenced = names.isFenced(key.recordId());
+                OptionalLong eagerToken = fenced ? dialect.lockAndIssue(s, key, request.mode(), request.owner(), wait)
+                        : OptionalLong.empty();
+                boolean locked = fenced ? eagerToken.isPresent() : dialect.lock(s, key, request.mode(), wait);
+                if (!locked) {
+                    pool.giveBack(s);
+                    return Optional.empty();
                 }
                 return Optional.of(new SqlGrant(s, key, request.mode(), request, eagerToken));
             } catch (SpoiledSession e) {
