@@ -167,29 +167,27 @@ public final class JdbcLockBackendFactory implements LockBackendFactory {
         SessionPool pool = new SessionPool(source, statements, maxIdle, grace.toNanos());
         String database;
         String storeScope = scope;
-        // The tables first, on a plain connection: sessions register themselves in one of them.
-        try (Connection c = openForSchema(source)) {
-            database = statements.prepareSchema(c);
+        // The tables first (sessions register themselves in one of them), then the same
+        // connection becomes the first session.
+        Connection first = pool.connect();
+        try {
+            database = statements.prepareSchema(first);
             if (storeScope == null) {
-                storeScope = dialect.scheme() + ":" + stripQuery(c.getMetaData().getURL()) + "#" + database;
+                storeScope = dialect.scheme() + ":" + stripQuery(first.getMetaData().getURL()) + "#" + database;
             }
         } catch (SQLException e) {
+            try {
+                first.close();
+            } catch (SQLException suppressed) {
+                e.addSuppressed(suppressed);
+            }
             pool.close();
             throw new LockBackendException("cannot prepare the lock tables " + statements.table + " and "
                     + statements.sessionsTable() + " on " + source.describe() + ": " + e.getMessage(),
                     "let the user create tables, or create them as docs/backends/sql.md shows", e);
         }
-        pool.giveBack(pool.open()); // proves a session can be set up, and keeps it for the first lock
+        pool.giveBack(pool.adopt(first)); // proves a session can be set up, and keeps it for the first lock
         return new SqlLockBackend(statements, pool, new LockKeys(database, keyOverride), storeScope, onClose);
-    }
-
-    private static Connection openForSchema(ConnectionSource source) {
-        try {
-            return source.open();
-        } catch (SQLException e) {
-            throw new LockBackendException("cannot connect to " + source.describe() + ": " + e.getMessage(),
-                    "check that the server is running and that host, port, database, user and password are right", e);
-        }
     }
 
     private static String stripQuery(String url) {

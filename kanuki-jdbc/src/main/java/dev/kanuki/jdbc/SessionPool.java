@@ -74,13 +74,25 @@ final class SessionPool {
 
     /** @return a brand-new session, bypassing the idle ones (after a reused one turned out dead) */
     SqlSession open() {
-        Connection connection;
+        return adopt(connect());
+    }
+
+    /** @return a new connection from the source, not yet a session */
+    Connection connect() {
         try {
-            connection = source.open();
+            return source.open();
         } catch (SQLException e) {
             throw new LockBackendException("cannot connect to " + source.describe() + ": " + e.getMessage(),
                     "check that the server is running and that host, port, database, user and password are right", e);
         }
+    }
+
+    /**
+     * Makes a session of a new connection: readies it and registers this process on it.
+     *
+     * @throws LockBackendException when that fails (the connection is closed)
+     */
+    SqlSession adopt(Connection connection) {
         try {
             long now = System.nanoTime();
             // Each session registers the process it works for once; status finds holders through it.
