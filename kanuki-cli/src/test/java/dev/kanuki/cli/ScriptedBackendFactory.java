@@ -46,7 +46,7 @@ public final class ScriptedBackendFactory implements LockBackendFactory {
         return new LockBackend() {
             @Override
             public Capabilities capabilities() {
-                return new Capabilities(LeaseKind.TTL, true, false, false, false, false, true);
+                return Capabilities.builder(LeaseKind.TTL).crossProcess().ownerRecords().build();
             }
 
             @Override

@@ -165,7 +165,7 @@ final class Gate {
                 if (w.isDone()) {
                     return finish(w, null);
                 }
-                if (!backend.tryBeforeWait() && backend.capabilities().blockingWait() && w.remainingNanos() > 0) {
+                if (!backend.tryBeforeWait() && backend.blockingWait() && w.remainingNanos() > 0) {
                     // A blocking wait returns at once when the lock is free: no separate try first.
                     Optional<Grant> grant = backend.awaitAcquire(w.request, Duration.ofNanos(w.remainingNanos()));
                     if (grant.isPresent()) {
@@ -182,7 +182,7 @@ final class Gate {
                     w.expire();
                     return finish(w, null);
                 }
-                if (backend.capabilities().blockingWait()) {
+                if (backend.blockingWait()) {
                     grant = backend.awaitAcquire(w.request, Duration.ofNanos(remaining));
                     if (grant.isPresent()) {
                         return finish(w, grant.get());
@@ -232,7 +232,7 @@ final class Gate {
                     w = finish(current, null);
                     continue;
                 }
-                if (backend.capabilities().blockingWait()) {
+                if (backend.blockingWait()) {
                     EngineExecutors.workers().execute(() -> blockOnWorker(current));
                 } else {
                     long pause = current.nextPauseNanos();

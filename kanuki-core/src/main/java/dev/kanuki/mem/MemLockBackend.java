@@ -21,8 +21,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * they increase per name too). Nothing survives the JVM, and other processes see nothing.
  */
 final class MemLockBackend implements LockBackend {
-    private static final Capabilities CAPABILITIES = new Capabilities(LeaseKind.IN_PROCESS,
-            false, true, true, true, false, false);
+    private static final Capabilities CAPABILITIES = Capabilities.builder(LeaseKind.IN_PROCESS)
+            .sharedLocks().semaphores().build();
     private static final ConcurrentHashMap<String, Namespace> NAMESPACES = new ConcurrentHashMap<>();
     private static final int KEEP_IDLE = 4096;
 
@@ -54,6 +54,11 @@ final class MemLockBackend implements LockBackend {
     }
 
     private record MemGrant(Key key, Entry entry, LockMode mode, long fencingToken) implements Grant {
+    }
+
+    @Override
+    public boolean blockingWait() {
+        return true;
     }
 
     @Override

@@ -38,7 +38,7 @@ public interface LockBackend extends AutoCloseable {
 
     /**
      * Waits, woken by the backend rather than by polling, until the lock is obtained or
-     * {@code maxWait} passes. Only called when {@link dev.kanuki.Capabilities#blockingWait()} is true.
+     * {@code maxWait} passes. Only called when {@link #blockingWait()} is true.
      *
      * @param request what to acquire
      * @param maxWait the longest wait
@@ -48,6 +48,37 @@ public interface LockBackend extends AutoCloseable {
      */
     default Optional<Grant> awaitAcquire(LockRequest request, Duration maxWait) throws InterruptedException {
         throw new UnsupportedOperationException(getClass().getName() + " cannot wait by blocking");
+    }
+
+    /**
+     * Whether {@link #awaitAcquire} is implemented: waiting is woken by the backend (a kernel
+     * lock, a server's blocking call) instead of by polling. The engine then parks a bounded
+     * number of threads per provider in {@code awaitAcquire}; waiters beyond that bound retry
+     * with {@link #tryAcquire} (woken by {@link #watchChanges} where the backend has it).
+     *
+     * @return false (the default): the engine polls with backoff
+     */
+    default boolean blockingWait() {
+        return false;
+    }
+
+    /**
+     * Optional wake-up for waiters that cannot block in the backend: asks the backend to call
+     * {@code onChange} when the lock's state may have changed (a holder released, an entry was
+     * removed), so a polling waiter retries at once instead of after its pause. Spurious calls
+     * are allowed; missing a change is not, once this method has returned (the engine makes one
+     * more attempt after subscribing, so a change just before it is not lost either). A timer
+     * still retries now and then: a dead holder's lease runs out without any change.
+     *
+     * <p>{@code onChange} may run on any thread, must return quickly and must not call the
+     * backend; the engine only schedules an attempt from it.
+     *
+     * @param request the request that waits
+     * @param onChange what to call on a change
+     * @return the registration, or null when this backend cannot notify (the default)
+     */
+    default ChangeSubscription watchChanges(LockRequest request, Runnable onChange) {
+        return null;
     }
 
     /**

@@ -45,7 +45,7 @@ class LeaseWatchdogTest {
 
         @Override
         public Capabilities capabilities() {
-            return new Capabilities(LeaseKind.SESSION, false, false, false, false, false, false);
+            return Capabilities.builder(LeaseKind.SESSION).build();
         }
 
         @Override

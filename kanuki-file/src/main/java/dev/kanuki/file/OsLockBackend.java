@@ -45,8 +45,8 @@ import org.slf4j.LoggerFactory;
  */
 final class OsLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(OsLockBackend.class);
-    private static final Capabilities CAPABILITIES = new Capabilities(LeaseKind.SESSION,
-            true, true, true, true, true, true);
+    private static final Capabilities CAPABILITIES = Capabilities.builder(LeaseKind.SESSION)
+            .crossProcess().sharedLocks().semaphores().persistentFencing().ownerRecords().build();
     private static final long PERMIT_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
     private final LockFileTable.DirectoryFiles files;
@@ -61,6 +61,11 @@ final class OsLockBackend implements LockBackend {
 
     /** A held OS lock. */
     record OsGrant(LockFile file, FileLock lock, Object fileKey, long fencingToken) implements Grant {
+    }
+
+    @Override
+    public boolean blockingWait() {
+        return true;
     }
 
     @Override

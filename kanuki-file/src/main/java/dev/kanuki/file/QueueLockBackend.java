@@ -45,8 +45,8 @@ import org.slf4j.LoggerFactory;
  */
 final class QueueLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(QueueLockBackend.class);
-    private static final Capabilities CAPABILITIES = new Capabilities(LeaseKind.TTL,
-            true, false, false, false, true, true);
+    private static final Capabilities CAPABILITIES = Capabilities.builder(LeaseKind.TTL)
+            .crossProcess().persistentFencing().ownerRecords().build();
     static final int COMPACT_AT = 4 * 1024;
     private static final int MAX_QUEUE_BYTES = 16 * 1024 * 1024;
 

@@ -45,8 +45,8 @@ import org.slf4j.LoggerFactory;
  */
 final class TtlFileLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(TtlFileLockBackend.class);
-    private static final Capabilities CAPABILITIES = new Capabilities(LeaseKind.TTL,
-            true, false, true, false, true, true);
+    private static final Capabilities CAPABILITIES = Capabilities.builder(LeaseKind.TTL)
+            .crossProcess().semaphores().persistentFencing().ownerRecords().build();
     /** A holder does not remove its entry when its lease has less than this left. */
     private static final long RELEASE_MARGIN_MS = 500;
 

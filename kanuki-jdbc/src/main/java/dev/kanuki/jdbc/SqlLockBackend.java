@@ -100,7 +100,8 @@ final class SqlLockBackend implements LockBackend {
         this.keys = keys;
         this.scope = scope;
         this.onClose = onClose;
-        this.capabilities = new Capabilities(LeaseKind.SESSION, true, dialect.sharedLocks(), true, true, true, true);
+        this.capabilities = Capabilities.builder(LeaseKind.SESSION).crossProcess().sharedLocks(dialect.sharedLocks())
+                .semaphores().persistentFencing().ownerRecords().build();
     }
 
     /**
@@ -173,6 +174,11 @@ final class SqlLockBackend implements LockBackend {
         public OptionalLong issuedToken() {
             return tokenIssued ? OptionalLong.of(token) : OptionalLong.empty();
         }
+    }
+
+    @Override
+    public boolean blockingWait() {
+        return true;
     }
 
     @Override

@@ -54,8 +54,8 @@ import org.slf4j.LoggerFactory;
  */
 final class SqliteLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(SqliteLockBackend.class);
-    private static final Capabilities CAPABILITIES = new Capabilities(LeaseKind.SESSION,
-            true, false, true, false, true, true);
+    private static final Capabilities CAPABILITIES = Capabilities.builder(LeaseKind.SESSION)
+            .crossProcess().semaphores().persistentFencing().ownerRecords().build();
     private static final int MAX_IDLE_SESSIONS = 64;
     private static final int GAP_ROUNDS = 3;
     private static final int PATHS_REMEMBERED = 1024;
