@@ -9,12 +9,15 @@ import java.util.concurrent.locks.Lock;
  * A named lock on a backend. Obtain one from {@link LockProvider#lock(String)}; it is a cheap
  * descriptor that holds nothing until acquired, and is safe to share between threads.
  *
+ * <p>Two locks are {@linkplain Object#equals equal} when they are the same lock: the same store,
+ * name and mode (exclusive, read, write or semaphore), whichever provider or call made them.
+ *
  * <p>Not reentrant: a thread that acquires a lock it already holds waits for itself until its
  * timeout runs out. Within one JVM waiters are served first come, first served.
  */
 public interface DistributedLock {
 
-    /** @return the lock's name */
+    /** @return the lock's name, in the canonical (NFC) form {@link LockNames#validate} gives */
     String name();
 
     /**
@@ -47,9 +50,12 @@ public interface DistributedLock {
     LockHandle acquire(Duration timeout);
 
     /**
-     * Waits for the lock without blocking the calling thread. Waiters do not each park a
-     * thread: a JVM uses at most one thread per contended name on backends that wait by
-     * blocking, and none on backends that poll.
+     * Waits for the lock without blocking the calling thread. Waiters do not each take a
+     * thread: a provider blocks at most {@code waitThreads} threads (a URI option, default 32)
+     * in backends that wait by blocking, and waiters beyond that try again now and then (woken
+     * early when the backend notifies changes or a blocking thread frees); backends that poll
+     * use no thread while waiting. The future's callbacks run on the thread that hands over the
+     * lock (often the releasing thread, or a kanuki worker thread).
      *
      * @param timeout the longest wait
      * @return a future completed with the handle, or exceptionally with

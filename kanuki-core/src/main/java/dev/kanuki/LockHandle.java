@@ -40,8 +40,8 @@ public interface LockHandle extends AutoCloseable {
     boolean isHeld();
 
     /**
-     * Checks with the backend that the lock is still held by this handle: the "re-check before
-     * commit" of the seeds. Call it just before making the protected work visible.
+     * Checks with the backend that the lock is still held by this handle ("re-check before
+     * commit"). Call it just before making the protected work visible.
      *
      * @throws LockLostException when the lock is no longer held, or the handle was closed
      * @throws LockBackendException when the backend cannot be asked

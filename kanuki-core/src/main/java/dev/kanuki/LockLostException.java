@@ -1,5 +1,7 @@
 package dev.kanuki;
 
+import dev.kanuki.spi.SafeNames;
+
 /**
  * A lock this process believed it held is no longer held: it was released, its lease ran out,
  * its session or connection ended, or its lock file was removed or replaced. Work done under the
@@ -16,7 +18,7 @@ public class LockLostException extends LockException {
      * @param cause the underlying failure, or {@code null}
      */
     public LockLostException(String lockName, String reason, Throwable cause) {
-        super("lock '" + LockNames.printable(lockName) + "' is no longer held: " + reason, cause);
+        super("lock '" + SafeNames.printable(lockName) + "' is no longer held: " + reason, cause);
         this.lockName = lockName;
     }
 

@@ -1,5 +1,7 @@
 package dev.kanuki;
 
+import java.text.Normalizer;
+import dev.kanuki.spi.SafeNames;
 import java.util.Objects;
 
 /**
@@ -7,6 +9,12 @@ import java.util.Objects;
  * {@value #MAX_LENGTH} UTF-16 characters, with no NUL character and no unpaired surrogate.
  * Any other character is allowed (slashes, dots, spaces, any script): backends map names to
  * safe keys, so a name can never reach outside the backend's namespace.
+ *
+ * <p>Names are compared in Unicode normalization form C (NFC): canonically equivalent
+ * spellings, such as "café" with a precomposed "é" (as typed on Linux) and with "e" plus a
+ * combining accent (as macOS file names spell it), name one lock on every backend.
+ * {@link #validate} returns the NFC form, and that is the name every lock, status and listing
+ * carries.
  */
 public final class LockNames {
     /** The longest name accepted, in UTF-16 characters. */
@@ -16,15 +24,37 @@ public final class LockNames {
     }
 
     /**
-     * Checks a lock name.
+     * Checks a lock name and returns its canonical form.
      *
      * @param name the name to check
-     * @return the same name
+     * @return the name in Unicode normalization form C: the same string when it already is
      * @throws NullPointerException when {@code name} is null
-     * @throws IllegalArgumentException when the name is empty, too long, contains NUL or an
-     *     unpaired surrogate; the message says which and where
+     * @throws IllegalArgumentException when the name is empty, too long (before or after
+     *     normalization), contains NUL or an unpaired surrogate; the message says which and where
      */
     public static String validate(String name) {
+        String checked = check(name);
+        String canonical = canonical(checked);
+        return canonical == checked ? checked : check(canonical);
+    }
+
+    /**
+     * @param name a valid name
+     * @return its NFC form; the same instance when it is already in NFC
+     */
+    private static String canonical(String name) {
+        for (int i = 0; i < name.length(); i++) {
+            // Below U+0300 (the first combining mark) every character is its own NFC form and
+            // composes with nothing before it: most names never reach the normalizer.
+            if (name.charAt(i) >= 0x300) {
+                return Normalizer.isNormalized(name, Normalizer.Form.NFC) ? name
+                        : Normalizer.normalize(name, Normalizer.Form.NFC);
+            }
+        }
+        return name;
+    }
+
+    private static String check(String name) {
         Objects.requireNonNull(name, "lock name");
         if (name.isEmpty()) {
             throw new IllegalArgumentException("lock name is empty; give a name such as 'reports' or 'user/42'");
@@ -32,12 +62,12 @@ public final class LockNames {
         if (name.length() > MAX_LENGTH) {
             throw new IllegalArgumentException("lock name is " + name.length()
                     + " characters long; the limit is " + MAX_LENGTH + " (name starts with '"
-                    + printable(name) + "')");
+                    + SafeNames.printable(name) + "')");
         }
         for (int i = 0; i < name.length(); i++) {
             char c = name.charAt(i);
             if (c == '\0') {
-                throw new IllegalArgumentException("lock name '" + printable(name)
+                throw new IllegalArgumentException("lock name '" + SafeNames.printable(name)
                         + "' contains a NUL character at index " + i + "; NUL is not allowed in lock names");
             }
             if (Character.isHighSurrogate(c)) {
@@ -45,55 +75,14 @@ public final class LockNames {
                     i++;
                     continue;
                 }
-                throw new IllegalArgumentException("lock name '" + printable(name)
+                throw new IllegalArgumentException("lock name '" + SafeNames.printable(name)
                         + "' contains an unpaired surrogate at index " + i);
             }
             if (Character.isLowSurrogate(c)) {
-                throw new IllegalArgumentException("lock name '" + printable(name)
+                throw new IllegalArgumentException("lock name '" + SafeNames.printable(name)
                         + "' contains an unpaired surrogate at index " + i);
             }
         }
         return name;
-    }
-
-    /**
-     * @param c a character
-     * @return true for characters a terminal may act on rather than show: C1 controls (CSI),
-     *     format characters (bidi overrides), line and paragraph separators
-     */
-    static boolean isInvisible(char c) {
-        int type = Character.getType(c);
-        return type == Character.CONTROL || type == Character.FORMAT
-                || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR;
-    }
-
-    /**
-     * A form of the name that is safe to print in a message or a terminal: control, format and
-     * separator characters are escaped ({@code \x1b}, {@code \u202e}) and long names are cut
-     * to 80 characters with an ellipsis.
-     *
-     * @param name any string, possibly hostile
-     * @return a short, printable rendering of it
-     */
-    public static String printable(String name) {
-        if (name == null) {
-            return "null";
-        }
-        StringBuilder out = new StringBuilder();
-        int limit = Math.min(name.length(), 80);
-        for (int i = 0; i < limit; i++) {
-            char c = name.charAt(i);
-            if (c < 0x20 || c == 0x7f) {
-                out.append(String.format("\\x%02x", (int) c));
-            } else if (isInvisible(c)) {
-                out.append(String.format("\\u%04x", (int) c));
-            } else {
-                out.append(c);
-            }
-        }
-        if (name.length() > limit) {
-            out.append("...");
-        }
-        return out.toString();
     }
 }

@@ -15,6 +15,11 @@ import dev.kanuki.engine.EngineLockProvider;
  * <p>Backends are found by URI scheme through {@link java.util.ServiceLoader}: {@code mem:} is in
  * kanuki-core, {@code file:} in kanuki-file, and so on. A provider is thread-safe; open one per
  * backend and share it. Closing it releases every lock still held through it.
+ *
+ * <p>Providers still open when the JVM exits are closed by a shutdown hook, which exists only
+ * while at least one provider is open (an application server can then unload the application
+ * after its last provider closed). The system property {@code kanuki.shutdownHook=false} turns
+ * the hook off; close providers yourself then.
  */
 public interface LockProvider extends AutoCloseable {
 

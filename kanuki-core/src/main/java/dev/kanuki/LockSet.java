@@ -1,5 +1,6 @@
 package dev.kanuki;
 
+import dev.kanuki.spi.SafeNames;
 import java.util.List;
 
 /**
@@ -29,7 +30,7 @@ public final class LockSet implements AutoCloseable {
                 return h;
             }
         }
-        throw new IllegalArgumentException("no lock named '" + LockNames.printable(name) + "' in this set");
+        throw new IllegalArgumentException("no lock named '" + SafeNames.printable(name) + "' in this set");
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.kanuki;
 
+import dev.kanuki.spi.Durations;
+import dev.kanuki.spi.SafeNames;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -26,7 +28,7 @@ public class LockTimeoutException extends LockException {
     }
 
     private static String message(String lockName, Duration timeout, OwnerInfo holder) {
-        String base = "lock '" + LockNames.printable(lockName) + "' not obtained within " + Durations.format(timeout);
+        String base = "lock '" + SafeNames.printable(lockName) + "' not obtained within " + Durations.format(timeout);
         return holder == null ? base : base + "; held by " + holder.describe();
     }
 

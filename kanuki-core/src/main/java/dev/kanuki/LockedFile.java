@@ -21,13 +21,13 @@ import java.util.function.UnaryOperator;
 
 /**
  * A shared file that is only ever read and written under a lock, so that no update is lost
- * (the seeds' bulletin board). Each update is: lock, read, transform, write a temporary file,
+ * (a bulletin board, a counter, a state file). Each update is: lock, read, transform, write a temporary file,
  * fsync it, {@link LockHandle#verify() verify} the lock is still held, atomically rename it over
  * the file, fsync the directory, release. Readers never see a half-written file, and a holder
  * that lost its lock does not overwrite a newer holder's data.
  *
  * <p>There is deliberately no way to read the file through this class without the lock: reading
- * outside the lock is the "wrong lock" of the seeds.
+ * outside the lock would let a reader act on a value that is being replaced.
  */
 public final class LockedFile {
     private final DistributedLock lock;

@@ -1,10 +1,13 @@
 package dev.kanuki;
 
+import dev.kanuki.spi.SafeNames;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Helpers for using several locks together.
@@ -16,8 +19,8 @@ public final class Locks {
     /**
      * The canonical order in which {@link #acquireAll} takes locks: by name (UTF-16 order), then
      * by identity for equal names. Any two callers taking the same locks take them in the same
-     * order, so they cannot deadlock against each other (the seeds' "A locks P then Q, B locks Q
-     * then P").
+     * order, so they cannot deadlock against each other (as A locking P then Q while B locks Q
+     * then P would).
      */
     public static final Comparator<DistributedLock> CANONICAL_ORDER =
             Comparator.comparing(DistributedLock::name).thenComparingInt(System::identityHashCode);
@@ -28,20 +31,23 @@ public final class Locks {
      * exception is thrown.
      *
      * @param timeout the longest wait for all of them together
-     * @param locks the locks to take; duplicates are not allowed (they would wait for themselves)
+     * @param locks the locks to take; the same lock twice (equal locks: same store, name and
+     *     mode, even from two {@code lock(name)} calls) is not allowed: it would wait for itself
      * @return a set of handles; closing it releases them all, in reverse order
-     * @throws LockTimeoutException when not all were obtained in time; none is then held
+     * @throws LockTimeoutException when not all were obtained in time (its timeout is the one
+     *     given here); none is then held
      * @throws IllegalArgumentException when the same lock appears twice
      */
     public static LockSet acquireAll(Duration timeout, DistributedLock... locks) {
         List<DistributedLock> ordered = new ArrayList<>(Arrays.asList(locks));
-        ordered.sort(CANONICAL_ORDER);
-        for (int i = 1; i < ordered.size(); i++) {
-            if (ordered.get(i) == ordered.get(i - 1)) {
-                throw new IllegalArgumentException("lock '" + LockNames.printable(ordered.get(i).name())
+        Set<DistributedLock> seen = new HashSet<>();
+        for (DistributedLock lock : ordered) {
+            if (!seen.add(lock)) {
+                throw new IllegalArgumentException("lock '" + SafeNames.printable(lock.name())
                         + "' given twice to acquireAll; it would wait for itself");
             }
         }
+        ordered.sort(CANONICAL_ORDER);
         long deadline = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
         List<LockHandle> held = new ArrayList<>(ordered.size());
         try {
@@ -50,11 +56,19 @@ public final class Locks {
                 held.add(lock.acquire(Duration.ofNanos(remaining)));
             }
             return new LockSet(held);
+        } catch (LockTimeoutException e) {
+            releaseAll(held);
+            // The caller's timeout, as written, not what was left of it for this lock.
+            throw new LockTimeoutException(e.lockName(), timeout, e.holder().orElse(null));
         } catch (RuntimeException | Error e) {
-            for (int i = held.size() - 1; i >= 0; i--) {
-                held.get(i).close();
-            }
+            releaseAll(held);
             throw e;
+        }
+    }
+
+    private static void releaseAll(List<LockHandle> held) {
+        for (int i = held.size() - 1; i >= 0; i--) {
+            held.get(i).close();
         }
     }
 }

@@ -1,5 +1,7 @@
 package dev.kanuki;
 
+import dev.kanuki.spi.Durations;
+import dev.kanuki.spi.SafeNames;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -31,8 +33,8 @@ public record OwnerInfo(String host, long pid, String id, Instant acquiredAt, In
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(id, "id");
         for (int i = 0; i < host.length(); i++) {
-            if (host.charAt(i) < 0x20 || host.charAt(i) == 0x7f || LockNames.isInvisible(host.charAt(i))) {
-                throw new IllegalArgumentException("host name '" + LockNames.printable(host) + "' has control characters");
+            if (!SafeNames.isPrintable(host.charAt(i))) {
+                throw new IllegalArgumentException("host name '" + SafeNames.printable(host) + "' has control characters");
             }
         }
     }

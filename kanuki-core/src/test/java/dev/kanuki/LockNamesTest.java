@@ -25,8 +25,14 @@ class LockNamesTest {
     }
 
     @Test
-    void printableEscapesControlCharactersAndCutsLongNames() {
-        assertEquals("a\\x00b\\x1b", LockNames.printable("a\0b\u001b"));
-        assertEquals(83, LockNames.printable("y".repeat(500)).length());
+    void canonicallyEquivalentSpellingsBecomeTheNfcForm() {
+        String nfc = "caf\u00e9/\uac00";                // é and the Hangul syllable 가, precomposed
+        String nfd = "cafe\u0301/\u1100\u1161";         // e + combining acute, and the two jamo of 가
+        assertEquals(nfc, LockNames.validate(nfd));
+        assertEquals(nfc, LockNames.validate(nfc));
+        String ascii = "plain-ascii";
+        assertTrue(ascii == LockNames.validate(ascii), "a name already in NFC is returned as is");
+        // Canonical compositions only: a compatibility character such as the ﬁ ligature stays itself.
+        assertEquals("\ufb01le", LockNames.validate("\ufb01le"));
     }
 }

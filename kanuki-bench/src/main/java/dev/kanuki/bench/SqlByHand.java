@@ -51,7 +51,7 @@ final class SqlByHand {
             beginImmediate = c.prepareStatement("BEGIN IMMEDIATE");
             commit = c.prepareStatement("COMMIT");
             rollback = c.prepareStatement("ROLLBACK");
-            bump = c.prepareStatement("UPDATE kanuki_lock SET token = token + 1, owner_host = ?, owner_pid = ?,"
+            bump = c.prepareStatement("UPDATE kanuki_lock SET token = max(token + 1, ?), owner_host = ?, owner_pid = ?,"
                     + " owner_id = ?, acquired_at = ? WHERE id = 0 AND name = ? RETURNING token");
             read = c.prepareStatement("SELECT name, token, owner_host, owner_pid, owner_id, acquired_at"
                     + " FROM kanuki_lock WHERE id = 0");
@@ -72,11 +72,12 @@ final class SqlByHand {
         long sameStatements() throws SQLException {
             beginImmediate.execute();
             long token;
-            bump.setString(1, HOST);
-            bump.setLong(2, PID);
-            bump.setString(3, OWNER_ID);
-            bump.setLong(4, System.currentTimeMillis());
-            bump.setString(5, "bench");
+            bump.setLong(1, System.currentTimeMillis() * 1000); // the token's floor, as kanuki's
+            bump.setString(2, HOST);
+            bump.setLong(3, PID);
+            bump.setString(4, OWNER_ID);
+            bump.setLong(5, System.currentTimeMillis());
+            bump.setString(6, "bench");
             try (ResultSet rs = bump.executeQuery()) {
                 rs.next();
                 token = rs.getLong(1);

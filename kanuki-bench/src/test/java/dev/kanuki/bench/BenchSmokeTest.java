@@ -182,10 +182,13 @@ class BenchSmokeTest {
         try {
             long first = bench.sqliteKanuki(s);
             assertTrue(bench.sqliteKanukiTry(s));
-            assertEquals(first + 2, bench.sqliteKanuki(s), "SQLite issues a token with every acquisition");
+            long third = bench.sqliteKanuki(s);
+            // Tokens rise with every acquisition (by one, or to the clock's microseconds when higher).
+            assertTrue(third >= first + 2, "SQLite issues a token with every acquisition: " + first + " then " + third);
             bench.sqliteBare(s);
-            assertEquals(1, bench.sqliteSameStatements(s), "the hand-written token");
-            assertEquals(2, bench.sqliteSameStatements(s), "the hand-written token");
+            long byHand = bench.sqliteSameStatements(s);
+            assertTrue(byHand > 1_000_000_000_000_000L, "the hand-written token has the clock's floor: " + byHand);
+            assertTrue(bench.sqliteSameStatements(s) > byHand, "the hand-written token rises");
         } finally {
             s.tearDown();
         }

@@ -37,7 +37,7 @@ import picocli.CommandLine.Spec;
             "2:usage error: bad option, lock name or backend URI",
             "3:the backend cannot break locks (os strategy: the kernel frees a lock when its holder exits, so "
                     + "stop the holder), or the backend failed; the message says which",
-            "70:internal error: a bug, reported with a stack trace",
+            "70:internal error: a bug in kanuki (--debug prints its stack trace)",
             "75:the lock is live and --force was not given; the message names its holder",
         },
         footerHeading = "%n",
@@ -73,7 +73,8 @@ final class BreakCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
-        LockNames.validate(name);
+        name = LockNames.validate(name);
+        SqliteNative.prepareFor(backend);
         try (LockProvider provider = LockProvider.open(backend)) {
             LockStatus before;
             try {

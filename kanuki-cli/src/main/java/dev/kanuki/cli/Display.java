@@ -1,9 +1,9 @@
 package dev.kanuki.cli;
 
-import dev.kanuki.LockNames;
 import dev.kanuki.LockStatus;
 import dev.kanuki.OwnerInfo;
 import dev.kanuki.spi.LockUri;
+import dev.kanuki.spi.SafeNames;
 import java.time.Instant;
 import java.util.Locale;
 
@@ -17,19 +17,19 @@ final class Display {
     }
 
     /**
-     * {@link LockNames#printable} (C0 controls escaped, cut at 80 characters), then
+     * {@link dev.kanuki.spi.SafeNames#printable} (C0 controls escaped, cut at 80 characters), then
      * {@link #escapeControls}.
      *
      * @param text a lock name or host name, possibly hostile
      * @return a short one-line rendering that is safe to print
      */
     static String safe(String text) {
-        return escapeControls(LockNames.printable(text));
+        return escapeControls(SafeNames.printable(text));
     }
 
     /**
      * Escapes what a terminal may act on: C0 controls (as {@code \xNN}, like
-     * {@link LockNames#printable}), and what that lets through: C1 controls (U+009B is CSI on
+     * {@link dev.kanuki.spi.SafeNames#printable}), and what that lets through: C1 controls (U+009B is CSI on
      * some terminals), bidi overrides and other invisible format characters, line and paragraph
      * separators, unpaired surrogates (as <code>&#92;uNNNN</code>). For messages that quote lock names or
      * owner records (hosts are read from files, so a planted record could carry escapes).

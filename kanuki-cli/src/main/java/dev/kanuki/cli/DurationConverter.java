@@ -1,6 +1,6 @@
 package dev.kanuki.cli;
 
-import dev.kanuki.Durations;
+import dev.kanuki.spi.Durations;
 import java.time.Duration;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;

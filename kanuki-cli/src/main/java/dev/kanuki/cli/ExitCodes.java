@@ -16,13 +16,18 @@ final class ExitCodes {
      * holder instead), or the torture workers could not be started.
      */
     static final int BACKEND = 3;
-    /** A bug in kanuki; the stack trace is printed. */
+    /** A bug in kanuki; {@code --debug} prints the stack trace. */
     static final int INTERNAL = 70;
     /**
      * The lock is held by someone else (EX_TEMPFAIL): {@code run} could not take it
      * ({@code --conflict-exit-code} changes the code), or {@code break} found it live without {@code --force}.
      */
     static final int BUSY = 75;
+    /**
+     * {@code run} lost its lock while the command ran (or found it lost before releasing it),
+     * whatever the command returned; one line on standard error says when and who holds it now.
+     */
+    static final int LOCK_LOST = 76;
     /** The command given to {@code run} could not be started. */
     static final int COMMAND_NOT_FOUND = 127;
 
@@ -36,9 +41,11 @@ final class ExitCodes {
                 + "without NAME on a backend that cannot list its locks");
         codes.put(Integer.toString(BACKEND), "backend error, or the backend cannot do this (break on os locks: "
                 + "stop the holder); the message says what to do");
-        codes.put(Integer.toString(INTERNAL), "internal error: a bug, reported with a stack trace");
+        codes.put(Integer.toString(INTERNAL), "internal error: a bug in kanuki (--debug prints its stack trace)");
         codes.put(Integer.toString(BUSY), "the lock is busy (run; see --conflict-exit-code), or live "
                 + "(break without --force)");
+        codes.put(Integer.toString(LOCK_LOST), "run lost its lock while CMD ran (CMD got --on-lost), or found "
+                + "it lost when CMD exited");
         codes.put(Integer.toString(COMMAND_NOT_FOUND), "run could not start CMD");
         return codes;
     }

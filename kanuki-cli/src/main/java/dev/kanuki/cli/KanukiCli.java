@@ -2,16 +2,21 @@ package dev.kanuki.cli;
 
 import dev.kanuki.LockBackendException;
 import dev.kanuki.LockException;
+import dev.kanuki.engine.BackendRegistry;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
@@ -20,28 +25,55 @@ import picocli.CommandLine.Spec;
 /**
  * The {@code kanuki} command. Every user error (bad option, duration, URI or lock name) ends
  * with one line {@code kanuki: <message>} on standard error and exit code 2; backend failures
- * with one line and exit code 3; stack traces are printed only for bugs.
+ * with one line and exit code 3. No stack trace is printed unless {@code --debug} is given.
  */
 @Command(name = "kanuki",
         mixinStandardHelpOptions = true,
         versionProvider = KanukiCli.Version.class,
         description = "Locks between processes and servers: run a command under a lock, "
                 + "inspect and break locks, torture-test a backend.",
-        subcommands = {RunCommand.class, StatusCommand.class, BreakCommand.class, TortureCommand.class},
+        subcommands = {RunCommand.class, StatusCommand.class, BreakCommand.class, TortureCommand.class,
+            CompletionCommand.class},
         footerHeading = "%n",
         footer = {
-            "Backends: mem:, file:[DIR][?strategy=os|mkdir|symlink|rename|create|queue] (default: file: in a "
-                    + "per-user directory, strategy os). Durations: 500ms, 5s, 2m, 1h or a number of seconds.",
+            "Backends (-b URI; the default is file: in a per-user directory):",
+            "  file:[DIR][?strategy=os|mkdir|symlink|rename|create|queue][&lease=10s]",
+            "                  lock files in DIR: kernel locks (os), or files with a lease",
+            "  sqlite:DIR      one small SQLite database per lock name, in DIR",
+            "  postgresql://HOST[:PORT]/DB?user=USER[&passwordFile=FILE]",
+            "                  PostgreSQL advisory locks",
+            "  mysql://HOST[:PORT]/DB?user=USER[&passwordFile=FILE]  (or mariadb://...)",
+            "                  GET_LOCK on MySQL or MariaDB",
+            "  redis://[USER:PASSWORD@]HOST[:PORT][/DB][?timeout=5s]  (or rediss:// for TLS)",
+            "                  Redis keys with a lease, woken by the release's PUBLISH",
+            "  mem:            in this process only (for tests)",
+            "Durations: 500ms, 5s, 2m, 1h or a number of seconds. Names: any text up to 1024 characters without "
+                    + "NUL, read as UTF-8; canonically equivalent spellings (NFC/NFD) are one lock.",
             "",
             "Examples:",
             "  kanuki run -n nightly -- ./backup.sh",
             "  kanuki status -b 'file:/var/lock/app?strategy=mkdir'",
             "  kanuki break -b 'file:/var/lock/app?strategy=mkdir' nightly",
+            "  source <(kanuki completion bash)",
         })
 public final class KanukiCli implements Callable<Integer> {
+    private static volatile boolean debug;
 
     @Spec
     CommandSpec spec;
+
+    /**
+     * Shows stack traces and the library's debug log; inherited by every subcommand.
+     *
+     * @param on whether {@code --debug} was given
+     */
+    @Option(names = "--debug", scope = ScopeType.INHERIT,
+            description = "On an error, also print the Java stack trace; log the library's debug messages.")
+    void setDebug(boolean on) {
+        if (on) {
+            enableDebug();
+        }
+    }
 
     /**
      * Runs the command and exits the JVM with its exit code.
@@ -49,10 +81,52 @@ public final class KanukiCli implements Callable<Integer> {
      * @param args the command line
      */
     public static void main(String[] args) {
-        int code = execute(args);
+        withoutClassPathScans();
+        int code = mainCode(args);
         System.out.flush();
         System.err.flush();
         System.exit(code);
+    }
+
+    /**
+     * Names the logging binding and the built-in backends' factories, so that neither SLF4J nor
+     * the backend registry reads every jar on the class path to find them: milliseconds of every
+     * start. A property the user set is left alone.
+     */
+    private static void withoutClassPathScans() {
+        Map<String, String> properties = new LinkedHashMap<>();
+        properties.put("slf4j.provider", CliLogging.class.getName());
+        properties.put("slf4j.internal.verbosity", "WARN"); // else SLF4J says which provider it took
+        String prefix = BackendRegistry.FACTORY_PROPERTY_PREFIX;
+        properties.put(prefix + "file", "dev.kanuki.file.FileLockBackendFactory");
+        properties.put(prefix + "mem", "dev.kanuki.mem.MemLockBackendFactory");
+        properties.put(prefix + "sqlite", "dev.kanuki.sqlite.SqliteLockBackendFactory");
+        for (String scheme : List.of("postgresql", "mysql", "mariadb")) {
+            properties.put(prefix + scheme, "dev.kanuki.jdbc.JdbcLockBackendFactory");
+        }
+        for (String scheme : List.of("redis", "rediss")) {
+            properties.put(prefix + scheme, "dev.kanuki.redis.RedisLockBackendFactory");
+        }
+        properties.forEach((key, value) -> {
+            if (System.getProperty(key) == null) {
+                System.setProperty(key, value);
+            }
+        });
+    }
+
+    /** @return the exit code of the command line the JVM was started with, read as UTF-8 */
+    private static int mainCode(String[] jvmArgs) {
+        String[] args;
+        try {
+            args = CommandLineText.decode(jvmArgs);
+        } catch (IllegalArgumentException e) {
+            PrintWriter err = QuickRun.err();
+            err.println("kanuki: " + e.getMessage());
+            err.flush();
+            return ExitCodes.USAGE;
+        }
+        Integer quick = QuickRun.execute(args);
+        return quick != null ? quick : execute(args);
     }
 
     /**
@@ -65,9 +139,17 @@ public final class KanukiCli implements Callable<Integer> {
         return commandLine().execute(args);
     }
 
+    /** Shows stack traces and the library's debug messages from now on. */
+    static void enableDebug() {
+        debug = true;
+        CliLogging.enableDebug();
+    }
+
     /** @return the configured picocli command line: exit codes and one-line errors */
     static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new KanukiCli());
+        // Arguments reach CMD and lock names untouched: '@file' is not read as a file of arguments.
+        cli.setExpandAtFiles(false);
         // `kanuki run NAME cmd -x`: everything after NAME belongs to the command, as with flock(1).
         cli.getSubcommands().get("run").setStopAtPositional(true);
         for (CommandLine command : allCommands(cli)) {
@@ -92,7 +174,7 @@ public final class KanukiCli implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
-        err.println("kanuki: missing command; one of: run, status, break, torture");
+        err.println("kanuki: missing command; one of: run, status, break, torture, completion");
         spec.commandLine().usage(err);
         err.flush();
         return ExitCodes.USAGE;
@@ -109,23 +191,37 @@ public final class KanukiCli implements Callable<Integer> {
         if (e instanceof ParameterException pe) {
             return usageError(pe, new String[0]);
         }
+        return failure(e, cmd.getErr());
+    }
+
+    /**
+     * Reports an exception from a command as one line, plus its stack trace under {@code --debug}.
+     *
+     * @param e what the command threw
+     * @param err where to report it
+     * @return the exit code: 2 for usage errors, 3 for backend failures, 70 for bugs
+     */
+    static int failure(Exception e, PrintWriter err) {
+        int code;
+        String message;
         if (e instanceof IllegalArgumentException || e instanceof UnsupportedOperationException) {
-            printError(cmd, oneLine(e.getMessage()));
-            return ExitCodes.USAGE;
+            code = ExitCodes.USAGE;
+            message = oneLine(e.getMessage());
+        } else if (e instanceof LockBackendException || e instanceof LockException
+                || e instanceof IOException || e instanceof UncheckedIOException) {
+            code = ExitCodes.BACKEND;
+            message = oneLine(e.getMessage());
+        } else {
+            code = ExitCodes.INTERNAL;
+            message = "internal error: " + oneLine(String.valueOf(e))
+                    + (debug ? "" : " (a bug in kanuki; run again with --debug for the stack trace)");
         }
-        if (e instanceof LockBackendException || e instanceof LockException) {
-            printError(cmd, oneLine(e.getMessage()));
-            return ExitCodes.BACKEND;
+        err.println("kanuki: " + Display.escapeControls(message));
+        if (debug) {
+            e.printStackTrace(err);
         }
-        if (e instanceof IOException || e instanceof UncheckedIOException) {
-            printError(cmd, oneLine(e.getMessage()));
-            return ExitCodes.BACKEND;
-        }
-        PrintWriter err = cmd.getErr();
-        err.println("kanuki: internal error: " + e);
-        e.printStackTrace(err);
         err.flush();
-        return ExitCodes.INTERNAL;
+        return code;
     }
 
     /** Prints {@code kanuki: message}; control characters in it (from a name or a record) are escaped. */

@@ -7,12 +7,15 @@ import dev.kanuki.LockProvider;
 import dev.kanuki.LockStatus;
 import dev.kanuki.LockTimeoutException;
 import dev.kanuki.OwnerInfo;
+import dev.kanuki.spi.Durations;
+import dev.kanuki.spi.SafeNames;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -25,15 +28,33 @@ import picocli.CommandLine.Spec;
 /**
  * {@code kanuki run}: runs a command while holding a lock, like {@code flock(1)}. The lock is
  * taken before the command starts and released after it exits, also when kanuki is interrupted
- * (signals go to the command, and kanuki waits for it).
+ * (signals go to the command once, and kanuki waits for it). The command dies with kanuki
+ * ({@link CommandProcess}); a lost lock terminates it and makes kanuki exit 76
+ * ({@link LockLossGuard}).
  */
 @Command(name = "run",
         mixinStandardHelpOptions = true,
-        customSynopsis = "kanuki run [-hsV] [-b=URI] [-E=N] [-w=DURATION | -n] NAME [--] CMD [ARG...]",
+        customSynopsis = {"kanuki run [-hsV] [-b=URI] [-E=N] [-w=DURATION | -n] [--lease=DURATION]",
+            "           [--on-lost=term|kill|ignore] [--kill-after=DURATION]",
+            "           NAME [--] CMD [ARG...]"},
         description = {
-            "Run CMD while holding the lock NAME, like flock(1).",
-            "CMD sees KANUKI_LOCK_NAME and KANUKI_FENCING_TOKEN in its environment. SIGINT, SIGTERM and "
-                    + "SIGHUP are passed on to CMD, and the lock is held until CMD exits. Options go before NAME.",
+            "Run CMD while holding the lock NAME, like flock(1). Options go before NAME. CMD sees "
+                    + "KANUKI_LOCK_NAME and KANUKI_FENCING_TOKEN in its environment. The lock is held until CMD "
+                    + "exits; the exit code is CMD's (128+N when CMD died of signal N).",
+            "",
+            "kanuki dies (SIGKILL, OOM killer): CMD and the processes of its process group are SIGKILLed at once "
+                    + "(Linux, with util-linux setpriv and setsid; without them kanuki warns that CMD is not "
+                    + "protected).",
+            "",
+            "Signals: SIGINT, SIGTERM and SIGHUP sent to kanuki, or to its process group (Ctrl-C), reach CMD "
+                    + "once: CMD runs in its own process group and kanuki passes them on. When kanuki is a "
+                    + "terminal's foreground job, CMD stays in kanuki's group (terminal reads, Ctrl-Z work), the "
+                    + "terminal delivers SIGINT and SIGHUP to both, and kanuki passes on SIGTERM only.",
+            "",
+            "The lock is lost while CMD runs (a lease not renewed in time, a database session ended, a lock "
+                    + "broken): CMD gets --on-lost, kanuki prints one line saying when and who holds the lock now, "
+                    + "and exits 76 whatever CMD returned. The lock is checked before it is released, so a loss "
+                    + "while CMD finished is reported too.",
         },
         footerHeading = "%nExamples:%n",
         footer = {
@@ -63,6 +84,20 @@ final class RunCommand implements Callable<Integer> {
             description = "Exit code when the lock is busy (default: ${DEFAULT-VALUE}).")
     int conflictExitCode = ExitCodes.BUSY;
 
+    @Option(names = "--on-lost", paramLabel = "ACTION", converter = LockLossGuard.OnLost.Converter.class,
+            description = "When the lock is lost while CMD runs: term (SIGTERM, then SIGKILL after --kill-after), "
+                    + "kill (SIGKILL) or ignore (default: term). kanuki then exits 76 in every case.")
+    LockLossGuard.OnLost onLost = LockLossGuard.OnLost.TERM;
+
+    @Option(names = "--kill-after", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "With --on-lost=term: SIGKILL CMD this long after SIGTERM if it still runs (default: 10s).")
+    Duration killAfter = Duration.ofSeconds(10);
+
+    @Option(names = "--lease", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "The lease of ttl backends (the URI's lease option; default 30s): a holder that cannot "
+                    + "renew it for this long loses the lock. Session backends ignore it.")
+    Duration lease;
+
     @Parameters(index = "0", paramLabel = "NAME", description = "The lock's name.")
     String name;
 
@@ -74,15 +109,17 @@ final class RunCommand implements Callable<Integer> {
     public Integer call() {
         List<String> cmd = commandToRun();
         if (wait != null && noWait) {
-            throw new ParameterException(spec.commandLine(), "-w and -n exclude each other");
+            throw usage("-w and -n exclude each other");
         }
         if (conflictExitCode < 0 || conflictExitCode > 255) {
-            throw new ParameterException(spec.commandLine(),
-                    "--conflict-exit-code must be between 0 and 255, got " + conflictExitCode);
+            throw usage("--conflict-exit-code must be between 0 and 255, got " + conflictExitCode);
         }
-        LockNames.validate(name);
-        PrintWriter err = spec.commandLine().getErr();
-        try (LockProvider provider = LockProvider.open(backend)) {
+        name = LockNames.validate(name);
+        // run reports a lost lock itself, in one line; the engine's log line would repeat it.
+        CliLogging.quiet("dev.kanuki.engine.EngineHandle");
+        PrintWriter err = err();
+        SqliteNative.prepareFor(backend);
+        try (LockProvider provider = LockProvider.open(backendWithLease())) {
             DistributedLock lock = shared ? provider.readWriteLock(name).readLock() : provider.lock(name);
             Duration timeout = noWait ? Duration.ZERO : wait != null ? wait : ChronoUnit.FOREVER.getDuration();
             LockHandle handle;
@@ -94,9 +131,35 @@ final class RunCommand implements Callable<Integer> {
                 return conflictExitCode;
             }
             try (handle) {
-                return runHolding(handle, cmd, err);
+                return runHolding(provider, handle, cmd, err);
             }
         }
+    }
+
+    /** @return standard error: picocli's, or the quick path's when no picocli model was built */
+    private PrintWriter err() {
+        return spec != null ? spec.commandLine().getErr() : QuickRun.err();
+    }
+
+    /** @return a usage error; on the quick path, one that sends the command line to picocli for its message */
+    private RuntimeException usage(String message) {
+        return spec != null ? new ParameterException(spec.commandLine(), message) : new QuickRun.Fallback(message);
+    }
+
+    /** @return the backend URI, with {@code --lease} as its {@code lease} option */
+    private String backendWithLease() {
+        if (lease == null) {
+            return backend;
+        }
+        if (lease.compareTo(Duration.ofMillis(100)) < 0) {
+            throw usage("--lease " + Durations.format(lease)
+                    + " is too short; use at least 100ms (the lease is renewed every third of it)");
+        }
+        int query = backend.indexOf('?');
+        if (query >= 0 && ("&" + backend.substring(query + 1)).contains("&lease=")) {
+            throw usage("--lease and the URI's lease option exclude each other");
+        }
+        return backend + (query >= 0 ? "&" : "?") + "lease=" + lease.toMillis() + "ms";
     }
 
     /** @return the command after NAME, without the {@code --} that may separate them */
@@ -106,7 +169,7 @@ final class RunCommand implements Callable<Integer> {
             cmd.remove(0);
         }
         if (cmd.isEmpty()) {
-            throw new ParameterException(spec.commandLine(), "Missing the command to run after NAME");
+            throw usage("Missing the command to run after NAME");
         }
         return cmd;
     }
@@ -121,42 +184,46 @@ final class RunCommand implements Callable<Integer> {
                 // The holder is a courtesy; the message is complete without it.
             }
         }
-        String base = "kanuki: lock '" + LockNames.printable(name) + "' is busy";
+        String base = "kanuki: lock '" + SafeNames.printable(name) + "' is busy";
         return holder.map(h -> base + " (held by " + h.describe() + ")").orElse(base);
     }
 
-    @SuppressWarnings("try") // the forwarder is used for its scope only
-    private int runHolding(LockHandle handle, List<String> cmd, PrintWriter err) {
-        ProcessBuilder builder = new ProcessBuilder(cmd).inheritIO();
-        builder.environment().put("KANUKI_FENCING_TOKEN", Long.toString(handle.fencingToken()));
-        builder.environment().put("KANUKI_LOCK_NAME", name);
-        Process child;
-        try {
-            child = builder.start();
-        } catch (IOException | RuntimeException e) {
-            err.println("kanuki: cannot run '" + cmd.get(0) + "': " + startFailure(e));
+    private int runHolding(LockProvider provider, LockHandle handle, List<String> cmd, PrintWriter err) {
+        Optional<String> cannotRun = Executables.whyNotRunnable(cmd.get(0));
+        if (cannotRun.isPresent()) {
+            err.println("kanuki: cannot run '" + cmd.get(0) + "': " + cannotRun.get());
             err.flush();
             return ExitCodes.COMMAND_NOT_FOUND;
         }
-        handle.lost().thenAccept(lost -> {
-            err.println("kanuki: warning: " + KanukiCli.oneLine(lost.getMessage()) + "; '" + cmd.get(0)
-                    + "' is still running without it");
-            err.flush();
-        });
-        try (SignalForwarder forwarder = SignalForwarder.to(child)) {
-            boolean interrupted = false;
-            while (true) {
-                try {
-                    int code = child.waitFor();
-                    if (interrupted) {
-                        Thread.currentThread().interrupt();
-                    }
-                    return code;
-                } catch (InterruptedException e) {
-                    // Keep holding the lock until the command is done.
-                    interrupted = true;
-                }
+        Map<String, String> environment = Map.of(
+                "KANUKI_FENCING_TOKEN", Long.toString(handle.fencingToken()),
+                "KANUKI_LOCK_NAME", name);
+        CommandProcess.Isolation isolation = CommandProcess.isolation();
+        try (SignalForwarder forwarder = SignalForwarder.install(CommandProcess.forwardedSignals(isolation))) {
+            CommandProcess child;
+            try {
+                // Started from this thread, which waits for it below: the parent-death signal is
+                // tied to the thread that started the command.
+                child = CommandProcess.start(cmd, environment, isolation);
+            } catch (IOException | RuntimeException e) {
+                err.println("kanuki: cannot run '" + cmd.get(0) + "': " + startFailure(e));
+                err.flush();
+                return ExitCodes.COMMAND_NOT_FOUND;
             }
+            child.warning().ifPresent(w -> {
+                err.println("kanuki: " + w);
+                err.flush();
+            });
+            LockLossGuard guard = new LockLossGuard(provider, handle, child, cmd.get(0), onLost, killAfter, err);
+            guard.watch();
+            forwarder.attach(child::signal);
+            int code;
+            try {
+                code = child.waitUninterruptibly();
+            } finally {
+                child.stopWatching();
+            }
+            return guard.finish(code);
         }
     }
 

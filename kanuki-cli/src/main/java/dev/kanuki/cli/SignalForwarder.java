@@ -1,38 +1,45 @@
 package dev.kanuki.cli;
 
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
 /**
- * While open, sends SIGINT, SIGTERM and SIGHUP received by this JVM on to a child process
- * instead of ending the JVM, so that {@code kanuki run} keeps holding the lock until the child
- * has reacted and exited. Closing it restores the JVM's own handlers.
+ * While open, passes the signals it was given (e.g. SIGINT, SIGTERM, SIGHUP) received by this
+ * JVM on to the command instead of ending the JVM, so that {@code kanuki run} keeps holding the
+ * lock until the command has reacted and exited. SIGINT and SIGHUP that are not passed on are
+ * still caught (the terminal delivers them to the command itself). Closing it restores the
+ * JVM's own handlers.
  *
  * <p>Uses {@code sun.misc.Signal} (module jdk.unsupported): the JDK has no supported API for
  * catching signals. Signals the JVM reserves for itself are skipped.
  */
 final class SignalForwarder implements AutoCloseable {
-    private static final String[] FORWARDED = {"INT", "TERM", "HUP"};
+    private static final List<String> CAUGHT = List.of("INT", "TERM", "HUP");
 
-    private final Process child;
+    private final List<String> forwarded;
     private final List<Signal> signals = new ArrayList<>();
     private final List<SignalHandler> previous = new ArrayList<>();
+    /** Signals received before the command was started, passed on once it is. */
+    private final List<String> pending = new ArrayList<>();
+    private Consumer<String> send;
 
-    private SignalForwarder(Process child) {
-        this.child = child;
+    private SignalForwarder(List<String> forwarded) {
+        this.forwarded = forwarded;
     }
 
     /**
-     * @param child the process to forward signals to
-     * @return an open forwarder; close it once the child has exited
+     * Catches the signals before the command starts, so that none received while it starts
+     * ends kanuki or is lost; {@link #attach} says where they go.
+     *
+     * @param forwarded the signals to pass on; the others of INT, TERM and HUP are caught and dropped
+     * @return an open forwarder; close it once the command has exited
      */
-    static SignalForwarder to(Process child) {
-        SignalForwarder forwarder = new SignalForwarder(child);
-        for (String name : FORWARDED) {
+    static SignalForwarder install(List<String> forwarded) {
+        SignalForwarder forwarder = new SignalForwarder(forwarded);
+        for (String name : CAUGHT) {
             try {
                 Signal signal = new Signal(name);
                 SignalHandler old = Signal.handle(signal, forwarder::forward);
@@ -45,27 +52,34 @@ final class SignalForwarder implements AutoCloseable {
         return forwarder;
     }
 
+    /**
+     * Starts passing signals on, first those received since {@link #install}.
+     *
+     * @param send sends a signal, by name (e.g. {@code TERM}), to the command
+     */
+    void attach(Consumer<String> send) {
+        List<String> early;
+        synchronized (this) {
+            this.send = send;
+            early = List.copyOf(pending);
+            pending.clear();
+        }
+        early.forEach(send);
+    }
+
     private void forward(Signal signal) {
-        if (!child.isAlive()) {
+        if (!forwarded.contains(signal.getName())) {
             return;
         }
-        // ProcessHandle can only send TERM and KILL, so use kill(1) for the exact signal.
-        try {
-            Process kill = new ProcessBuilder("kill", "-s", signal.getName(), Long.toString(child.pid()))
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                    .redirectError(ProcessBuilder.Redirect.DISCARD)
-                    .start();
-            if (kill.waitFor(5, TimeUnit.SECONDS) && kill.exitValue() == 0) {
+        Consumer<String> target;
+        synchronized (this) {
+            target = send;
+            if (target == null) {
+                pending.add(signal.getName());
                 return;
             }
-        } catch (IOException e) {
-            // fall back below
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
-        if (signal.getName().equals("TERM")) {
-            child.destroy();
-        }
+        target.accept(signal.getName());
     }
 
     @Override

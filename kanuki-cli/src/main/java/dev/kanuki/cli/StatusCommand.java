@@ -104,9 +104,10 @@ final class StatusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        names.forEach(LockNames::validate);
+        names.replaceAll(LockNames::validate);
         List<LockStatus> statuses = new ArrayList<>();
         String strategy;
+        SqliteNative.prepareFor(backend);
         try (LockProvider provider = LockProvider.open(backend)) {
             strategy = Display.strategy(provider.uri());
             if (names.isEmpty()) {

@@ -1,8 +1,8 @@
 package dev.kanuki.cli;
 
-import dev.kanuki.Durations;
-import dev.kanuki.LockNames;
 import dev.kanuki.LockProvider;
+import dev.kanuki.spi.Durations;
+import dev.kanuki.spi.SafeNames;
 import dev.kanuki.torture.Torture;
 import dev.kanuki.torture.TortureOptions;
 import dev.kanuki.torture.TortureResult;
@@ -172,7 +172,7 @@ final class TortureCommand implements Callable<Integer> {
         err.flush();
         String times = canPrint('\u00d7') ? " \u00d7 " : " x ";
         row(out, "backend", options.locking()
-                ? options.backendUri() + "  (lock '" + LockNames.printable(options.lockName()) + "')"
+                ? options.backendUri() + "  (lock '" + SafeNames.printable(options.lockName()) + "')"
                 : "none (no lock)");
         row(out, "processes", options.processes() + times + options.iterations() + " iterations"
                 + (options.holdTime().isZero() ? "" : ", hold " + Durations.format(options.holdTime())));

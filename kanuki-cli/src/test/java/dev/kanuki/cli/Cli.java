@@ -81,6 +81,42 @@ final class Cli {
         return new Running(process, out, err);
     }
 
+    /** @return the command that starts {@code kanuki} in a child JVM on the test class path, without arguments */
+    static List<String> javaCommand() {
+        return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
+                KanukiCli.class.getName());
+    }
+
+    /**
+     * Runs a shell script in {@code workDir}: {@code "$KANUKI"} in it expands to the command that
+     * starts kanuki (a JVM on the test class path), so that the script can give kanuki argument
+     * bytes Java would not (invalid UTF-8), under the locale variables in {@code env}.
+     */
+    static Running startShell(Path workDir, java.util.Map<String, String> env, String script) throws IOException {
+        int n;
+        synchronized (Cli.class) {
+            n = counter++;
+        }
+        Path out = workDir.resolve("cli-" + n + ".out");
+        Path err = workDir.resolve("cli-" + n + ".err");
+        List<String> java = javaCommand();
+        StringBuilder prefix = new StringBuilder("set -- ");
+        for (String word : java) {
+            prefix.append('\'').append(word.replace("'", "'\\''")).append("' ");
+        }
+        ProcessBuilder builder = new ProcessBuilder("sh", "-c", prefix + "\n" + script.replace("\"$KANUKI\"", "\"$@\""))
+                .directory(workDir.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(out.toFile())
+                .redirectError(err.toFile());
+        builder.environment().remove("LANG");
+        builder.environment().remove("LC_ALL");
+        builder.environment().remove("LC_CTYPE");
+        builder.environment().putAll(env);
+        return new Running(builder.start(), out, err);
+    }
+
     /** Runs {@code kanuki args...} in {@code workDir} and waits for it. */
     static Result run(Path workDir, String... args) throws IOException, InterruptedException {
         return start(workDir, args).await();

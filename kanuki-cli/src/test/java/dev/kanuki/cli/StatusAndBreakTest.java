@@ -137,20 +137,19 @@ class StatusAndBreakTest {
         Cli.Result next = Cli.run(dir, "run", "-b", backend, "-n", "job", "--", "true");
         assertEquals(0, next.exitCode(), next::err);
 
-        long deadline = System.nanoTime() + 20_000_000_000L;
-        while (!holder.err().contains("kanuki: warning: lock 'job' is no longer held")) {
-            assertTrue(System.nanoTime() < deadline, "the holder did not notice: " + holder.err());
-            Thread.sleep(50);
-        }
-        assertEquals(143, holder.stop().exitCode());
+        // The holder notices at its next renewal, terminates its command and exits 76.
+        Cli.Result lost = holder.run.await();
+        assertEquals(ExitCodes.LOCK_LOST, lost.exitCode(), lost::err);
+        assertTrue(lost.err().startsWith("kanuki: lock 'job' was lost at "), lost::err);
     }
 
     @Test
     void osLocksAreListedButCannotBeBrokenAndHostileNamesAreEscaped() throws Exception {
         String backend = "file:" + dir.resolve("locks"); // strategy os, the default
         String hostile = "../evil\n\u001b[31mred";
-        Cli.Result used = Cli.run(dir, "run", "-b", backend, hostile, "--", "true");
-        assertEquals(0, used.exitCode(), used::err);
+        // A released os lock leaves no file, so the hostile name is listed while it is held.
+        Holder hostileHolder = hold(backend, hostile);
+        long hostilePid = hostileHolder.awaitHolding();
         Holder holder = hold(backend, "job");
         long pid = holder.awaitHolding();
 
@@ -160,13 +159,14 @@ class StatusAndBreakTest {
         List<String> lines = listed.out().lines().toList();
         assertEquals(3, lines.size(), listed::out);
         assertTrue(lines.get(0).matches(HEADER), listed::out);
-        // An os lock file stays when its lock is free: it keeps the fencing counter.
-        assertRow(lines.get(1), Pattern.quote("../evil\\x0a\\x1b[31mred"), "free", "os", "-", "-", "-", "\\d+");
+        assertRow(lines.get(1), Pattern.quote("../evil\\x0a\\x1b[31mred"), "held", "os",
+                hostilePid + "@" + Pattern.quote(HOST), "\\d+(ms|s)", "session", "\\d+");
         assertRow(lines.get(2), "job", "held", "os", pid + "@" + Pattern.quote(HOST), "\\d+(ms|s)", "session", "\\d+");
 
         Cli.Result json = Cli.run(dir, "status", "-b", backend, "--json", hostile);
         assertEquals(0, json.exitCode(), json::err);
-        assertTrue(json.out().startsWith("[{\"name\":\"../evil\\n\\u001b[31mred\",\"state\":\"free\","), json::out);
+        assertTrue(json.out().startsWith("[{\"name\":\"../evil\\n\\u001b[31mred\",\"state\":\"held\","), json::out);
+        assertEquals(143, hostileHolder.stop().exitCode());
 
         Cli.Result refused = Cli.run(dir, "break", "-b", backend, "--force", "job");
         assertEquals(3, refused.exitCode(), refused::err);
@@ -183,13 +183,9 @@ class StatusAndBreakTest {
         String backend = backend("create");
         Cli.Result used = Cli.run(dir, "run", "-b", backend, "planted", "--", "true");
         assertEquals(0, used.exitCode(), used::err);
-        // The lock file's name is its fence file's name with another suffix (a hash of the lock name).
+        // The lock file's name: the name's safe stem (released, it is gone: plant it afresh).
         Path locks = dir.resolve("locks");
-        String stem;
-        try (var files = Files.list(locks)) {
-            stem = files.map(f -> f.getFileName().toString()).filter(f -> f.endsWith(".fence"))
-                    .findFirst().orElseThrow().replaceFirst("\\.fence$", "");
-        }
+        String stem = dev.kanuki.spi.SafeNames.stem("planted", "L");
         // A live-looking record of another host, whose host name sets the terminal's title and colour.
         long now = System.currentTimeMillis();
         String head = "K1 " + "ab".repeat(16) + " 4242 " + now + " " + (now + 600_000)

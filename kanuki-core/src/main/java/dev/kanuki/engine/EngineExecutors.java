@@ -11,20 +11,26 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The engine's threads, shared by every provider in the JVM. All are daemon threads, so an
- * application never hangs at exit because of kanuki.
+ * application never hangs at exit because of kanuki. None is started per waiter.
  *
  * <ul>
  *   <li>{@link #timer()}: one thread that only schedules (retry pauses, async timeouts, the
  *       lease watchdog's ticks); it never calls a backend.</li>
- *   <li>{@link #workers()}: runs backend attempts for asynchronous waiters, and blocking waits.
- *       It grows with the number of contended names, not the number of waiters, because only
- *       one waiter per name contends at a time.</li>
+ *   <li>{@link #workers()}: {@value #WORKERS_MAX} threads for short work: an asynchronous
+ *       waiter's next attempt, handing a lock to a waiter (its future's callbacks run here), the
+ *       watchdog's ticks. Work queues when they are busy.</li>
+ *   <li>{@link #blockers()}: threads parked in a backend's blocking wait. The pool itself has no
+ *       bound; each provider's {@link WaitSlots} bounds how many of them it uses.</li>
+ *   <li>{@link #checkers()}: the watchdog's parallel lease checks, at most a few per provider.</li>
  * </ul>
  */
 final class EngineExecutors {
+    static final int WORKERS_MAX = 4;
+
     private static final ScheduledThreadPoolExecutor TIMER = timer("kanuki-timer");
-    private static final ExecutorService WORKERS = new ThreadPoolExecutor(0, Integer.MAX_VALUE,
-            30, TimeUnit.SECONDS, new SynchronousQueue<>(), daemon("kanuki-worker"));
+    private static final ExecutorService WORKERS = bounded("kanuki-worker", WORKERS_MAX);
+    private static final ExecutorService BLOCKERS = elastic("kanuki-waiter");
+    private static final ExecutorService CHECKERS = elastic("kanuki-check");
 
     private EngineExecutors() {
     }
@@ -37,10 +43,30 @@ final class EngineExecutors {
         return WORKERS;
     }
 
+    static ExecutorService blockers() {
+        return BLOCKERS;
+    }
+
+    static ExecutorService checkers() {
+        return CHECKERS;
+    }
+
     private static ScheduledThreadPoolExecutor timer(String name) {
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemon(name));
         timer.setRemoveOnCancelPolicy(true);
         return timer;
+    }
+
+    private static ExecutorService bounded(String name, int threads) {
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), daemon(name));
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
+    }
+
+    /** Grows with its callers' own bounds; idle threads end after 30 s. */
+    private static ExecutorService elastic(String name) {
+        return new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), daemon(name));
     }
 
     /** A single-thread executor, for callers that need ordered background work. */

@@ -2,8 +2,8 @@ package dev.kanuki.engine;
 
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockLostException;
-import dev.kanuki.LockNames;
 import dev.kanuki.spi.Grant;
+import dev.kanuki.spi.SafeNames;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -129,7 +129,7 @@ final class EngineHandle implements LockHandle {
     @Override
     public String toString() {
         OptionalLong token = grant.issuedToken();
-        return "LockHandle[" + LockNames.printable(lock.name) + (token.isPresent() ? ", token " + token.getAsLong() : "")
+        return "LockHandle[" + SafeNames.printable(lock.name) + (token.isPresent() ? ", token " + token.getAsLong() : "")
                 + (isHeld() ? ", held" : ", not held") + "]";
     }
 }

@@ -3,10 +3,10 @@ package dev.kanuki.engine;
 import dev.kanuki.DistributedSemaphore;
 import dev.kanuki.LockException;
 import dev.kanuki.LockHandle;
-import dev.kanuki.LockNames;
 import dev.kanuki.LockTimeoutException;
 import dev.kanuki.spi.LockMode;
 import dev.kanuki.spi.LockRequest;
+import dev.kanuki.spi.SafeNames;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -74,6 +74,7 @@ final class EngineLock implements DistributedSemaphore {
         w.future.whenComplete((h, e) -> {
             if (e != null) {
                 w.interruptBlockedThread();
+                w.wake(); // a parked waiter that timed out or was cancelled lets the next one in now
             }
         });
         if (w.contendNow) {
@@ -111,6 +112,7 @@ final class EngineLock implements DistributedSemaphore {
     private Gate enter(Waiter w) {
         while (true) {
             Gate gate = GateTable.JVM.gate(gateKey);
+            w.gate = gate;
             switch (gate.enter(w)) {
                 case RETIRED:
                     continue;
@@ -169,16 +171,27 @@ final class EngineLock implements DistributedSemaphore {
             if (cause instanceof Error error) {
                 throw error;
             }
-            throw new LockException("acquiring lock '" + LockNames.printable(name) + "' failed: " + cause, cause);
+            throw new LockException("acquiring lock '" + SafeNames.printable(name) + "' failed: " + cause, cause);
         }
     }
 
     private LockException interrupted(InterruptedException e) {
-        return new LockException("interrupted while waiting for lock '" + LockNames.printable(name) + "'", e);
+        return new LockException("interrupted while waiting for lock '" + SafeNames.printable(name) + "'", e);
+    }
+
+    /** The same store, name and mode: the same lock, whichever provider or call made it. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof EngineLock other && other.mode == mode && other.gateKey.equals(gateKey);
+    }
+
+    @Override
+    public int hashCode() {
+        return gateKey.hashCode() * 31 + mode.hashCode();
     }
 
     @Override
     public String toString() {
-        return mode + " lock '" + LockNames.printable(name) + "' on " + provider.uri();
+        return mode + " lock '" + SafeNames.printable(name) + "' on " + provider.uri();
     }
 }

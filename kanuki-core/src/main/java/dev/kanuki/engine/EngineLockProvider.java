@@ -12,6 +12,7 @@ import dev.kanuki.OwnerInfo;
 import dev.kanuki.spi.LockBackend;
 import dev.kanuki.spi.LockMode;
 import dev.kanuki.spi.LockUri;
+import dev.kanuki.spi.SafeNames;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,36 +23,33 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The engine's {@link LockProvider}: one backend plus the engine's services around it (the
- * shared per-name gates, lease watchdog, release at close and at JVM exit).
+ * shared per-name gates, lease watchdog, release at close and at JVM exit through
+ * {@link ExitRelease}).
  */
 public final class EngineLockProvider implements LockProvider {
     private static final Logger log = LoggerFactory.getLogger(EngineLockProvider.class);
     private static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
     private static final Duration DEFAULT_POLL = Duration.ofMillis(5);
-    private static final Set<EngineLockProvider> OPEN = ConcurrentHashMap.newKeySet();
-
-    static {
-        Thread hook = new Thread(EngineLockProvider::releaseAllAtExit, "kanuki-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
-    }
 
     final LockBackend backend;
     final String scope;
     final Duration lease;
     final long pollNanos;
+    final WaitSlots waitSlots;
     private final String uri;
     private final Capabilities capabilities;
     private final Set<EngineHandle> live = ConcurrentHashMap.newKeySet();
     private final LeaseWatchdog watchdog;
     private volatile boolean closed;
 
-    private EngineLockProvider(String uri, LockBackend backend, Duration lease, Duration poll) {
+    private EngineLockProvider(String uri, LockBackend backend, EngineOptions options) {
         this.uri = LockUri.parse(uri).redacted();
         this.backend = backend;
         this.capabilities = backend.capabilities();
         this.scope = backend.scope();
-        this.lease = lease;
-        this.pollNanos = poll.toNanos();
+        this.lease = options.lease;
+        this.pollNanos = options.poll.toNanos();
+        this.waitSlots = new WaitSlots(options.waitThreads);
         this.watchdog = capabilities.leaseKind() == LeaseKind.IN_PROCESS ? null : new LeaseWatchdog(this);
     }
 
@@ -65,12 +63,12 @@ public final class EngineLockProvider implements LockProvider {
         LockUri parsed = LockUri.parse(uri);
         EngineOptions options = EngineOptions.of(parsed);
         LockBackend backend = BackendRegistry.forScheme(parsed.scheme()).create(parsed);
-        return register(new EngineLockProvider(uri, backend, options.lease, options.poll));
+        return register(new EngineLockProvider(uri, backend, options));
     }
 
     /**
-     * Wraps a backend built by its module rather than from a URI (for example kanuki-jdbc's
-     * {@code JdbcLocks.provider(dataSource, dialect)}) in the engine.
+     * Wraps a backend built by its module rather than from a URI (see
+     * {@link dev.kanuki.spi.BackendProviders#open}, the public entry point) in the engine.
      *
      * @param description a URI-like text naming the backend; its {@code lease} and {@code poll}
      *     options are read, e.g. {@code postgresql:datasource?lease=10s}
@@ -81,7 +79,7 @@ public final class EngineLockProvider implements LockProvider {
     public static LockProvider open(String description, LockBackend backend) {
         try {
             EngineOptions options = EngineOptions.of(LockUri.parse(description));
-            return register(new EngineLockProvider(description, backend, options.lease, options.poll));
+            return register(new EngineLockProvider(description, backend, options));
         } catch (RuntimeException | Error e) {
             backend.close();
             throw e;
@@ -89,15 +87,21 @@ public final class EngineLockProvider implements LockProvider {
     }
 
     private static EngineLockProvider register(EngineLockProvider provider) {
-        OPEN.add(provider);
+        ExitRelease.opened(provider);
         return provider;
     }
 
-    /** The options every URI may carry for the engine itself. */
-    private record EngineOptions(Duration lease, Duration poll) {
+    /**
+     * The options every URI may carry for the engine itself: {@code lease}, {@code poll} (the
+     * longest pause between two attempts of a waiter that polls) and {@code waitThreads} (how
+     * many waits may block in the backend at once, each holding a thread and, on a server, a
+     * connection; default {@value WaitSlots#DEFAULT}).
+     */
+    private record EngineOptions(Duration lease, Duration poll, int waitThreads) {
         static EngineOptions of(LockUri parsed) {
             Duration lease = parsed.durationParam("lease", DEFAULT_LEASE);
             Duration poll = parsed.durationParam("poll", DEFAULT_POLL);
+            int waitThreads = waitThreads(parsed);
             if (lease.compareTo(Duration.ofMillis(100)) < 0) {
                 throw new IllegalArgumentException("lease=" + parsed.params().get("lease") + " in '" + parsed.redacted()
                         + "' is too short; use at least 100ms (the watchdog renews at a third of it)");
@@ -105,7 +109,24 @@ public final class EngineLockProvider implements LockProvider {
             if (poll.isZero()) {
                 throw new IllegalArgumentException("poll=0 in '" + parsed.redacted() + "' would spin; use e.g. poll=5ms");
             }
-            return new EngineOptions(lease, poll);
+            return new EngineOptions(lease, poll, waitThreads);
+        }
+
+        private static int waitThreads(LockUri parsed) {
+            String text = parsed.params().get("waitThreads");
+            if (text == null) {
+                return WaitSlots.DEFAULT;
+            }
+            try {
+                int n = Integer.parseInt(text.trim());
+                if (n >= 1 && n <= 10_000) {
+                    return n;
+                }
+            } catch (NumberFormatException e) {
+                // reported below
+            }
+            throw new IllegalArgumentException("waitThreads=" + text + " in '" + parsed.redacted()
+                    + "' is not a number from 1 to 10000 (waits blocked in the backend at once)");
         }
     }
 
@@ -126,8 +147,8 @@ public final class EngineLockProvider implements LockProvider {
     }
 
     @Override
-    public DistributedReadWriteLock readWriteLock(String name) {
-        LockNames.validate(name);
+    public DistributedReadWriteLock readWriteLock(String rawName) {
+        String name = LockNames.validate(rawName);
         if (!capabilities.sharedLocks()) {
             throw new UnsupportedOperationException(uri + " has no shared (read) locks; use lock(name)");
         }
@@ -152,8 +173,8 @@ public final class EngineLockProvider implements LockProvider {
     }
 
     @Override
-    public DistributedSemaphore semaphore(String name, int permits) {
-        LockNames.validate(name);
+    public DistributedSemaphore semaphore(String rawName, int permits) {
+        String name = LockNames.validate(rawName);
         if (permits < 1) {
             throw new IllegalArgumentException("a semaphore needs at least 1 permit, got " + permits);
         }
@@ -187,7 +208,7 @@ public final class EngineLockProvider implements LockProvider {
             LockStatus status = backend.status(name);
             return status.isHeld() || status.state() == LockStatus.State.STALE ? status.owner().orElse(null) : null;
         } catch (RuntimeException e) {
-            log.debug("could not read the holder of '{}'", LockNames.printable(name), e);
+            log.debug("could not read the holder of '{}'", SafeNames.printable(name), e);
             return null;
         }
     }
@@ -220,7 +241,7 @@ public final class EngineLockProvider implements LockProvider {
             return;
         }
         closed = true;
-        OPEN.remove(this);
+        ExitRelease.closed(this);
         if (watchdog != null) {
             watchdog.stop();
         }
@@ -229,16 +250,6 @@ public final class EngineLockProvider implements LockProvider {
             handle.close();
         }
         backend.close();
-    }
-
-    private static void releaseAllAtExit() {
-        for (EngineLockProvider provider : new ArrayList<>(OPEN)) {
-            try {
-                provider.close();
-            } catch (RuntimeException e) {
-                log.warn("releasing locks of {} at exit failed", provider.uri, e);
-            }
-        }
     }
 
     @Override

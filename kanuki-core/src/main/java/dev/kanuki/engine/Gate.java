@@ -4,12 +4,12 @@ import dev.kanuki.LockException;
 import dev.kanuki.spi.Grant;
 import dev.kanuki.spi.LockBackend;
 import dev.kanuki.spi.LockMode;
+import dev.kanuki.spi.SafeNames;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -150,24 +150,46 @@ final class Gate {
     // ---------------------------------------------------------------- contending
 
     /**
-     * Contends in the caller's own thread: the common case of a waiter that found the gate idle.
-     * Blocking and polling both happen here, so a cross-process handoff costs no thread switch.
+     * Contends in the caller's own thread (a synchronous acquisition): blocking and pausing both
+     * happen here, so a cross-process handoff costs no thread switch.
      */
     void contendInline(Waiter w) {
-        contendOnWorker(contendUntilDone(w));
+        contendOnWorker(rounds(w, true));
     }
 
-    /** @return the next waiter to contend, once {@code w} has its answer */
-    private Waiter contendUntilDone(Waiter w) {
-        LockBackend backend = w.lock.provider.backend;
+    /**
+     * Contends for asynchronous waiters, starting with {@code first}: one attempt in the calling
+     * thread (often the thread that just released the lock, so a local handoff costs no thread
+     * switch); when the lock is busy the waiter blocks on a bounded blocking thread or parks
+     * without a thread until a timer or a change notification resumes it. Never blocks.
+     */
+    void contendOnWorker(Waiter first) {
+        Waiter w = first;
+        while (w != null) {
+            w = rounds(w, false);
+        }
+    }
+
+    /**
+     * Attempts for {@code w} until it has its answer or, when not {@code inline}, until it is
+     * parked or handed to a blocking thread.
+     *
+     * @return the next waiter that may contend once {@code w} has its answer, which the caller
+     *     must run; null when there is none or {@code w} still waits
+     */
+    private Waiter rounds(Waiter w, boolean inline) {
+        EngineLockProvider provider = w.lock.provider;
+        LockBackend backend = provider.backend;
+        WaitSlots slots = provider.waitSlots;
         try {
             while (true) {
                 if (w.isDone()) {
                     return finish(w, null);
                 }
-                if (!backend.tryBeforeWait() && backend.blockingWait() && w.remainingNanos() > 0) {
+                boolean blocking = backend.blockingWait();
+                if (inline && blocking && !backend.tryBeforeWait() && w.remainingNanos() > 0 && slots.tryTake()) {
                     // A blocking wait returns at once when the lock is free: no separate try first.
-                    Optional<Grant> grant = backend.awaitAcquire(w.request, Duration.ofNanos(w.remainingNanos()));
+                    Optional<Grant> grant = blockInSlot(w, backend, slots);
                     if (grant.isPresent()) {
                         return finish(w, grant.get());
                     }
@@ -177,29 +199,38 @@ final class Gate {
                 if (grant.isPresent()) {
                     return finish(w, grant.get());
                 }
-                long remaining = w.remainingNanos();
-                if (remaining <= 0) {
+                if (w.remainingNanos() <= 0) {
                     w.expire();
                     return finish(w, null);
                 }
-                if (backend.blockingWait()) {
-                    grant = backend.awaitAcquire(w.request, Duration.ofNanos(remaining));
+                if (blocking && slots.tryTake()) {
+                    if (!inline) {
+                        EngineExecutors.blockers().execute(() -> blockOnWorker(w));
+                        return null;
+                    }
+                    grant = blockInSlot(w, backend, slots);
                     if (grant.isPresent()) {
                         return finish(w, grant.get());
                     }
-                } else {
-                    long pause = w.nextPauseNanos();
-                    long until = System.nanoTime() + pause;
-                    // Sleep in small slices so a cancelled waiter stops promptly.
-                    while (!w.isDone() && System.nanoTime() < until) {
-                        TimeUnit.NANOSECONDS.sleep(Math.min(until - System.nanoTime(), 20_000_000L));
-                    }
+                    continue;
+                }
+                if (w.subscribeOnce(backend)) {
+                    continue; // one more attempt: a change just before subscribing is not missed
+                }
+                if (blocking) {
+                    slots.lineUpForSlot(w);
+                }
+                long pause = w.nextPauseNanos(slots);
+                if (inline) {
+                    w.pauseInline(pause);
+                } else if (w.park(pause)) {
+                    return null;
                 }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             w.future.completeExceptionally(new LockException("interrupted while waiting for lock '"
-                    + dev.kanuki.LockNames.printable(w.request.name()) + "'", e));
+                    + SafeNames.printable(w.request.name()) + "'", e));
             return finish(w, null);
         } catch (Throwable t) {
             w.future.completeExceptionally(t);
@@ -207,47 +238,17 @@ final class Gate {
         }
     }
 
-    /**
-     * Contends for an asynchronous waiter: one quick attempt in the calling thread (often the
-     * thread that just released the lock, so a local handoff costs no thread switch), then
-     * blocking on a worker thread, or polling with pauses on the timer so no thread is parked.
-     */
-    void contendOnWorker(Waiter first) {
-        Waiter w = first;
-        while (w != null) {
-            LockBackend backend = w.lock.provider.backend;
-            Waiter current = w;
-            try {
-                if (current.isDone()) {
-                    w = finish(current, null);
-                    continue;
-                }
-                Optional<Grant> grant = backend.tryAcquire(current.request);
-                if (grant.isPresent()) {
-                    w = finish(current, grant.get());
-                    continue;
-                }
-                if (current.remainingNanos() <= 0) {
-                    current.expire();
-                    w = finish(current, null);
-                    continue;
-                }
-                if (backend.blockingWait()) {
-                    EngineExecutors.workers().execute(() -> blockOnWorker(current));
-                } else {
-                    long pause = current.nextPauseNanos();
-                    EngineExecutors.timer().schedule(
-                            () -> EngineExecutors.workers().execute(() -> contendOnWorker(current)),
-                            pause, TimeUnit.NANOSECONDS);
-                }
-                return;
-            } catch (Throwable t) {
-                current.future.completeExceptionally(t);
-                w = finish(current, null);
-            }
+    /** A blocking wait in the calling thread, in a slot the caller has taken. */
+    private static Optional<Grant> blockInSlot(Waiter w, LockBackend backend, WaitSlots slots)
+            throws InterruptedException {
+        try {
+            return backend.awaitAcquire(w.request, Duration.ofNanos(Math.max(0, w.remainingNanos())));
+        } finally {
+            slots.give();
         }
     }
 
+    /** A blocking wait on a blocking thread, in a slot taken for it. */
     private void blockOnWorker(Waiter w) {
         LockBackend backend = w.lock.provider.backend;
         Optional<Grant> grant = Optional.empty();
@@ -263,6 +264,7 @@ final class Gate {
             failure = t;
         } finally {
             w.blockedIn(null);
+            w.lock.provider.waitSlots.give();
             Thread.interrupted(); // a cancel that raced the return must not leak into the pool
         }
         if (failure != null) {
@@ -282,6 +284,11 @@ final class Gate {
      */
     private Waiter finish(Waiter w, Grant grant) {
         EngineHandle handle = null;
+        WaitSlots slots = w.lock.provider.waitSlots;
+        w.stopWaiting(slots);
+        if (grant != null && w.lock.provider.backend.blockingWait()) {
+            slots.wakeNextIfFree();
+        }
         Deliveries deliveries = new Deliveries();
         Waiter next;
         synchronized (this) {
@@ -305,7 +312,7 @@ final class Gate {
             w.lock.provider.backend.abandon(w.request);
         } catch (RuntimeException e) {
             log.debug("backend failed to drop an abandoned request for '{}'",
-                    dev.kanuki.LockNames.printable(w.request.name()), e);
+                    SafeNames.printable(w.request.name()), e);
         }
     }
 
@@ -329,7 +336,31 @@ final class Gate {
         }
     }
 
+    /**
+     * Hands a handle to its waiter. Completing the future runs the waiter's callbacks, which
+     * often release the lock at once and so hand it to the next waiter from inside this call:
+     * past a small depth the handoff continues on a worker thread instead, so a long line of
+     * waiters never grows one thread's stack.
+     */
     private static void deliver(Waiter w, EngineHandle handle) {
+        int[] depth = DELIVERY_DEPTH.get();
+        if (depth[0] >= MAX_DELIVERY_DEPTH) {
+            EngineExecutors.workers().execute(() -> deliver(w, handle));
+            return;
+        }
+        depth[0]++;
+        try {
+            deliverNow(w, handle);
+        } finally {
+            depth[0]--;
+        }
+    }
+
+    private static final ThreadLocal<int[]> DELIVERY_DEPTH = ThreadLocal.withInitial(() -> new int[1]);
+    /** Handoffs nested in one thread's callbacks before the next moves to a worker thread. */
+    private static final int MAX_DELIVERY_DEPTH = 4;
+
+    private static void deliverNow(Waiter w, EngineHandle handle) {
         handle.lock.provider.track(handle);
         if (!w.future.complete(handle)) {
             // The waiter gave up (timeout, cancel) while the grant was on its way.
@@ -363,7 +394,7 @@ final class Gate {
                 handle.lock.provider.backend.release(toRelease);
             } catch (RuntimeException e) {
                 log.warn("releasing lock '{}' failed; it frees when its lease or session ends",
-                        dev.kanuki.LockNames.printable(handle.name()), e);
+                        SafeNames.printable(handle.name()), e);
             }
         }
         Deliveries deliveries = new Deliveries();

@@ -54,7 +54,7 @@ final class LeaseWatchdog {
             task = EngineExecutors.timer().scheduleWithFixedDelay(
                     () -> {
                         if (ticking.compareAndSet(false, true)) {
-                            EngineExecutors.workers().execute(this::tick);
+                            EngineExecutors.checkers().execute(this::tick);
                         }
                     }, period, period, TimeUnit.NANOSECONDS);
         }
@@ -103,7 +103,7 @@ final class LeaseWatchdog {
         int helpers = Math.min(PARALLEL_CHECKS, due.size()) - 1;
         CountDownLatch helpersDone = new CountDownLatch(Math.max(0, helpers));
         for (int h = 0; h < helpers; h++) {
-            EngineExecutors.workers().execute(() -> {
+            EngineExecutors.checkers().execute(() -> {
                 try {
                     drain.run();
                 } finally {

@@ -3,16 +3,29 @@ package dev.kanuki.engine;
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockTimeoutException;
 import dev.kanuki.OwnerInfo;
+import dev.kanuki.spi.ChangeSubscription;
+import dev.kanuki.spi.LockBackend;
 import dev.kanuki.spi.LockRequest;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One acquisition in progress: its request, its deadline and the future its caller waits on.
  * The future is the single source of truth: whoever completes it first (a grant, a timeout, a
  * cancellation) wins, and a grant that arrives too late is released.
+ *
+ * <p>While it contends and the lock is busy, a waiter pauses between attempts. An asynchronous
+ * waiter pauses without a thread: it is <em>parked</em> until a timer or a change notification
+ * from the backend {@linkplain #wake() wakes} it, and its next attempt is then scheduled. A
+ * synchronous waiter pauses in its own thread, which a wake-up also ends early.
  */
 final class Waiter {
+    private static final Logger log = LoggerFactory.getLogger(Waiter.class);
+
     final EngineLock lock;
     final LockRequest request;
     final Duration timeout;
@@ -22,9 +35,22 @@ final class Waiter {
     private final boolean nameHolder;
     /** Set when the waiter found the gate idle and contends at once. */
     boolean contendNow;
+    /** The gate it queues in; set when it enters one. */
+    Gate gate;
     private Backoff backoff;
     /** The thread blocked in the backend for this waiter, so a cancel can interrupt it. */
     private Thread blockedThread;
+
+    // Pausing state, guarded by this waiter's monitor.
+    private boolean subscribed;
+    private ChangeSubscription subscription;
+    private boolean countedAsPausing;
+    /** An asynchronous waiter waiting for {@link #wake()}. */
+    private boolean parked;
+    /** A wake-up that arrived while the waiter was not parked: its next pause is skipped. */
+    private boolean woken;
+    private ScheduledFuture<?> retry;
+    private boolean inLineForSlot;
 
     Waiter(EngineLock lock, LockRequest request, Duration timeout, long now, boolean nameHolder) {
         this.lock = lock;
@@ -54,13 +80,6 @@ final class Waiter {
         return future.isDone();
     }
 
-    long nextPauseNanos() {
-        if (backoff == null) {
-            backoff = new Backoff(lock.provider.pollNanos);
-        }
-        return backoff.nextPauseNanos(remainingNanos());
-    }
-
     /** Ends the wait with a timeout, naming the holder when the backend can tell. */
     boolean expire() {
         if (future.isDone()) {
@@ -78,6 +97,170 @@ final class Waiter {
     synchronized void interruptBlockedThread() {
         if (blockedThread != null) {
             blockedThread.interrupt();
+        }
+    }
+
+    // ---------------------------------------------------------------- pausing
+
+    /**
+     * Asks the backend for change notifications, once per waiter.
+     *
+     * @return true when this call subscribed: the caller must make one more attempt before
+     *     pausing, so that a change just before the subscription is not missed
+     */
+    boolean subscribeOnce(LockBackend backend) {
+        synchronized (this) {
+            if (subscribed) {
+                return false;
+            }
+            subscribed = true;
+        }
+        ChangeSubscription s;
+        try {
+            s = backend.watchChanges(request, this::wake);
+        } catch (RuntimeException e) {
+            log.debug("change notifications unavailable for '{}'; polling", request.name(), e);
+            s = null;
+        }
+        synchronized (this) {
+            if (subscription == null && s != null && !future.isDone()) {
+                subscription = s;
+                return true;
+            }
+        }
+        if (s != null) {
+            s.cancel(); // finished while subscribing
+        }
+        return false;
+    }
+
+    private synchronized boolean watching() {
+        return subscription != null;
+    }
+
+    /**
+     * @param slots the provider's counters, which scale pauses with the number of pausing waiters
+     * @return how long to pause before the next attempt
+     */
+    long nextPauseNanos(WaitSlots slots) {
+        synchronized (this) {
+            if (!countedAsPausing) {
+                countedAsPausing = true;
+                slots.startPausing();
+            }
+        }
+        if (backoff == null) {
+            backoff = new Backoff();
+        }
+        // A waiter that gets change notifications only needs its timer for what sends none:
+        // a dead holder's lease running out.
+        long own = watching() ? Math.max(lock.provider.pollNanos, WATCHED_POLL_NANOS) : lock.provider.pollNanos;
+        long crowd = slots.crowdPauseNanos();
+        if (crowd > own) {
+            // So many waiters pause that their number sets the pace: no quick first attempts.
+            return Backoff.jittered(crowd, remainingNanos());
+        }
+        return backoff.nextPauseNanos(remainingNanos(), own);
+    }
+
+    synchronized boolean joinLineForSlot() {
+        if (inLineForSlot || future.isDone()) {
+            return false;
+        }
+        inLineForSlot = true;
+        return true;
+    }
+
+    /** @return true when the waiter still waits and so should be woken for the slot */
+    synchronized boolean leaveLineForSlot() {
+        inLineForSlot = false;
+        return !future.isDone();
+    }
+
+    /** The pause between attempts of a waiter that also gets change notifications. */
+    static final long WATCHED_POLL_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    /**
+     * Pauses the calling (synchronous) waiter's thread until the pause ends, a change arrives or
+     * the waiter is done.
+     */
+    synchronized void pauseInline(long nanos) throws InterruptedException {
+        long until = System.nanoTime() + nanos;
+        while (!woken && !future.isDone()) {
+            long left = until - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+        woken = false;
+    }
+
+    /**
+     * Parks an asynchronous waiter: no thread waits for it; {@link #wake()} (from the timer
+     * after {@code nanos}, a change notification, or its future completing) resumes it.
+     *
+     * @return false when a wake-up already arrived: the caller attempts again at once
+     */
+    synchronized boolean park(long nanos) {
+        if (woken || future.isDone()) {
+            woken = false;
+            return false;
+        }
+        parked = true;
+        retry = EngineExecutors.timer().schedule(this::wake, nanos, TimeUnit.NANOSECONDS);
+        return true;
+    }
+
+    /**
+     * Ends a pause early or resumes a parked waiter. Called by the timer, by the backend's change
+     * notification and when the future completes; quick, never calls the backend.
+     */
+    void wake() {
+        ScheduledFuture<?> timer;
+        synchronized (this) {
+            if (!parked) {
+                woken = true;
+                notifyAll();
+                return;
+            }
+            parked = false;
+            timer = retry;
+            retry = null;
+        }
+        if (timer != null) {
+            timer.cancel(false);
+        }
+        EngineExecutors.workers().execute(() -> gate.contendOnWorker(this));
+    }
+
+    /** Stops notifications and timers once the waiter has its answer. */
+    void stopWaiting(WaitSlots slots) {
+        ChangeSubscription s;
+        ScheduledFuture<?> timer;
+        boolean counted;
+        synchronized (this) {
+            s = subscription;
+            subscription = null;
+            subscribed = true; // no subscription after the end
+            timer = retry;
+            retry = null;
+            parked = false;
+            counted = countedAsPausing;
+            countedAsPausing = false;
+        }
+        if (counted) {
+            slots.stopPausing();
+        }
+        if (timer != null) {
+            timer.cancel(false);
+        }
+        if (s != null) {
+            try {
+                s.cancel();
+            } catch (RuntimeException e) {
+                log.debug("cancelling change notifications for '{}' failed", request.name(), e);
+            }
         }
     }
 }

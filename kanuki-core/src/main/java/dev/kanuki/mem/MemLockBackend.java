@@ -4,11 +4,14 @@ import dev.kanuki.Capabilities;
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockStatus;
 import dev.kanuki.OwnerInfo;
+import dev.kanuki.spi.ChangeSubscription;
 import dev.kanuki.spi.Grant;
 import dev.kanuki.spi.LockBackend;
 import dev.kanuki.spi.LockMode;
 import dev.kanuki.spi.LockRequest;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -47,6 +50,8 @@ final class MemLockBackend implements LockBackend {
         int permitsTaken;
         long lastToken;
         boolean removed;
+        /** Waiters of other gates to tell when the state changes (see {@link #watchChanges}). */
+        List<Runnable> watchers;
 
         boolean idle() {
             return exclusive == null && shared == 0 && permitsTaken == 0;
@@ -56,9 +61,37 @@ final class MemLockBackend implements LockBackend {
     private record MemGrant(Key key, Entry entry, LockMode mode, long fencingToken) implements Grant {
     }
 
+    /**
+     * Waiters wait without a thread: a release notifies them (see {@link #watchChanges}). The
+     * blocking {@link #awaitAcquire} stays for callers that want it.
+     */
     @Override
     public boolean blockingWait() {
-        return true;
+        return false;
+    }
+
+    @Override
+    public ChangeSubscription watchChanges(LockRequest request, Runnable onChange) {
+        Key key = key(request);
+        while (true) {
+            Entry entry = namespace.entries.computeIfAbsent(key, k -> new Entry());
+            synchronized (entry) {
+                if (entry.removed) {
+                    continue;
+                }
+                if (entry.watchers == null) {
+                    entry.watchers = new ArrayList<>(1);
+                }
+                entry.watchers.add(onChange);
+            }
+            return () -> {
+                synchronized (entry) {
+                    if (entry.watchers != null) {
+                        entry.watchers.remove(onChange);
+                    }
+                }
+            };
+        }
     }
 
     @Override
@@ -150,6 +183,7 @@ final class MemLockBackend implements LockBackend {
     public void release(Grant grant) {
         MemGrant g = (MemGrant) grant;
         Entry entry = g.entry();
+        List<Runnable> watchers;
         synchronized (entry) {
             switch (g.mode()) {
                 case EXCLUSIVE -> {
@@ -161,13 +195,17 @@ final class MemLockBackend implements LockBackend {
                 case PERMIT -> entry.permitsTaken = Math.max(0, entry.permitsTaken - 1);
                 default -> throw new IllegalStateException();
             }
-            if (entry.idle() && namespace.entries.size() > KEEP_IDLE) {
+            if (entry.idle() && namespace.entries.size() > KEEP_IDLE && (entry.watchers == null || entry.watchers.isEmpty())) {
                 // Tokens come from the namespace counter, so dropping an idle entry loses nothing;
                 // idle entries are kept up to a bound so a hot name does not churn the map.
                 entry.removed = true;
                 namespace.entries.remove(g.key(), entry);
             }
             entry.notifyAll();
+            watchers = entry.watchers == null || entry.watchers.isEmpty() ? null : List.copyOf(entry.watchers);
+        }
+        if (watchers != null) {
+            watchers.forEach(Runnable::run);
         }
     }
 

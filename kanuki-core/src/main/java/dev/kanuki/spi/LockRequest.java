@@ -66,6 +66,6 @@ public final class LockRequest {
 
     @Override
     public String toString() {
-        return mode + " '" + dev.kanuki.LockNames.printable(name) + "'";
+        return mode + " '" + SafeNames.printable(name) + "'";
     }
 }

@@ -1,6 +1,5 @@
 package dev.kanuki.spi;
 
-import dev.kanuki.Durations;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -19,7 +18,7 @@ import java.util.TreeSet;
  */
 public final class LockUri {
     /** Options the engine itself reads from every URI. */
-    public static final Set<String> ENGINE_OPTIONS = Set.of("lease", "poll");
+    public static final Set<String> ENGINE_OPTIONS = Set.of("lease", "poll", "waitThreads");
 
     private final String original;
     private final String scheme;

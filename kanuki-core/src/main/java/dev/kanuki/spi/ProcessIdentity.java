@@ -12,7 +12,7 @@ import java.util.concurrent.ThreadLocalRandom;
 public final class ProcessIdentity {
     private static final long PID = ProcessHandle.current().pid();
     private static final String HOST = findHost();
-    private static final long SALT = new SecureRandom().nextLong();
+    private static final long SALT = secureSalt();
 
     private ProcessIdentity() {
     }
@@ -47,6 +47,22 @@ public final class ProcessIdentity {
             return false;
         }
         return ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true);
+    }
+
+    /**
+     * @return 64 random bits from the kernel ({@code /dev/urandom}), else from {@link SecureRandom}:
+     *     the kernel's are as good and spare a short-lived process the JCA provider start-up
+     */
+    private static long secureSalt() {
+        try (java.io.InputStream in = new java.io.FileInputStream("/dev/urandom")) {
+            byte[] bytes = in.readNBytes(8);
+            if (bytes.length == 8) {
+                return java.nio.ByteBuffer.wrap(bytes).getLong();
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // not a Unix-like system: ask the JCA
+        }
+        return new SecureRandom().nextLong();
     }
 
     private static String findHost() {

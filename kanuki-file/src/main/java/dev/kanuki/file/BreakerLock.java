@@ -45,7 +45,8 @@ final class BreakerLock implements AutoCloseable {
                 if (text == null) {
                     continue;
                 }
-                if (!TtlFileLockBackend.isStale(EntryFiles.observe(text, path), TTL_MS)) {
+                // An unreadable breaker is junk after a second: a real one is written right after it is made.
+                if (!TtlFileLockBackend.isStale(EntryFiles.observe(text, path), 1000)) {
                     return null;
                 }
                 // A breaker whose holder died mid-way: its work is a read and one atomic step, so

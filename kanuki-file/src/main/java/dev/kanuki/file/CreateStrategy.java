@@ -12,8 +12,8 @@ import java.nio.file.attribute.BasicFileAttributes;
 
 /**
  * {@code create}: the lock is a file created with {@code O_CREAT|O_EXCL} ({@code CREATE_NEW}),
- * which creates it or fails in one step (the seed's "check, then create" is two steps and
- * broken). The record is written into the new file with one write and ends in a checksum, so a
+ * which creates it or fails in one step ("check, then create" would be two steps, and two
+ * processes could both pass the check). The record is written into the new file with one write and ends in a checksum, so a
  * reader that comes between the create and the write sees "no record yet", never a wrong one.
  */
 final class CreateStrategy implements EntryStrategy {
@@ -29,9 +29,32 @@ final class CreateStrategy implements EntryStrategy {
 
     @Override
     public boolean tryCreate(Path entry, TtlRecord record) throws IOException {
-        try (FileChannel channel = FileChannel.open(entry, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
-                LinkOption.NOFOLLOW_LINKS)) {
+        FileChannel channel;
+        try {
+            channel = FileChannel.open(entry, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                    LinkOption.NOFOLLOW_LINKS);
+        } catch (FileAlreadyExistsException e) {
+            return false;
+        }
+        try (channel) {
             EntryFiles.writeInPlace(channel, record.encode());
+            return true;
+        } catch (IOException | RuntimeException e) {
+            Files.deleteIfExists(entry); // ours, and without a whole record (a full disk): undo it
+            throw e;
+        }
+    }
+
+    @Override
+    public boolean createsBare() {
+        return true;
+    }
+
+    @Override
+    public boolean tryCreateBare(Path entry) throws IOException {
+        try {
+            FileChannel.open(entry, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)
+                    .close();
             return true;
         } catch (FileAlreadyExistsException e) {
             return false;
@@ -53,11 +76,11 @@ final class CreateStrategy implements EntryStrategy {
 
     @Override
     public void rewrite(Path entry, TtlRecord record) throws IOException {
-        try (FileChannel channel = FileChannel.open(entry, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
-            EntryFiles.writeInPlace(channel, record.encode());
-        } catch (NoSuchFileException e) {
-            throw e;
+        // A new file renamed over the entry: never written in place, so never through a planted link.
+        if (SafeFiles.checkRegular("lock file", entry, false) == null) {
+            throw new NoSuchFileException(entry.toString());
         }
+        EntryFiles.replaceAtomically(entry, record.encode(), record.id());
     }
 
     @Override

@@ -43,8 +43,7 @@ final class EntryFiles {
     }
 
     static Observed foreign(Path path, BasicFileAttributes attrs, String expected) {
-        String what = attrs.isSymbolicLink() ? "a symbolic link" : attrs.isDirectory() ? "a directory"
-                : attrs.isRegularFile() ? "a regular file" : "a special file";
+        String what = SafeFiles.kind(path, attrs);
         return new Observed(Observed.State.FOREIGN, null, what + " where " + expected + " was expected", 0);
     }
 
@@ -61,14 +60,16 @@ final class EntryFiles {
         }
     }
 
-    /** Reads a small regular file without following links; null when it is gone. */
+    /**
+     * Reads a small regular file without following links and without blocking (see
+     * {@link SafeFiles}); null when it is gone.
+     *
+     * @throws dev.kanuki.LockBackendException when something other than a regular file is there
+     */
     static String readText(Path path) throws IOException {
-        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-            ByteBuffer buffer = ByteBuffer.allocate(8192);
-            while (buffer.hasRemaining() && channel.read(buffer) > 0) {
-                // read up to 8 KiB: records are far smaller
-            }
-            return new String(buffer.array(), 0, buffer.position(), StandardCharsets.UTF_8);
+        try (FileChannel channel = SafeFiles.openExisting("lock file", path, false)) {
+            ByteBuffer buffer = SafeFiles.readFrom(channel, 8192); // records are far smaller
+            return new String(buffer.array(), 0, buffer.limit(), StandardCharsets.UTF_8);
         } catch (NoSuchFileException e) {
             return null;
         }

@@ -24,6 +24,23 @@ interface EntryStrategy {
     boolean tryCreate(Path entry, TtlRecord record) throws IOException;
 
     /**
+     * Creates the entry without its owner record, when the strategy can: the record (with the
+     * fencing token, taken after the entry exists) is then written once by {@link #rewrite}.
+     * Until then readers see "no record yet", which the stale rules give a whole lease.
+     *
+     * @return true when this call created the entry; false when it exists
+     * @throws UnsupportedOperationException when the record is part of the entry itself (symlink)
+     */
+    default boolean tryCreateBare(Path entry) throws IOException {
+        throw new UnsupportedOperationException(name());
+    }
+
+    /** @return whether {@link #tryCreateBare} is supported */
+    default boolean createsBare() {
+        return false;
+    }
+
+    /**
      * Reads the entry without following links.
      *
      * @return what is there: nothing, a record, a damaged record, or something foreign

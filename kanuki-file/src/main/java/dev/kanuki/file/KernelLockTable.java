@@ -38,22 +38,40 @@ final class KernelLockTable {
      *     when the table or the file's identity cannot be read
      */
     static LockStatus.State stateOf(Path file) {
+        return stateOf(file, snapshot());
+    }
+
+    /**
+     * @param table from {@link #snapshot()}, read once for many files ({@code status} of a whole
+     *     directory reads the table once, not once per file)
+     */
+    static LockStatus.State stateOf(Path file, java.util.Map<FileId, LockStatus.State> table) {
         FileId id = FileId.of(file);
-        List<String> lines = readTable();
-        if (id == null || lines == null) {
+        if (id == null || table == null) {
             return null;
         }
-        boolean read = false;
+        return table.getOrDefault(id, LockStatus.State.FREE);
+    }
+
+    /** @return every locked file of the table with its state, or null when the table cannot be read */
+    static java.util.Map<FileId, LockStatus.State> snapshot() {
+        List<String> lines = readTable();
+        if (lines == null) {
+            return null;
+        }
+        java.util.Map<FileId, LockStatus.State> table = new java.util.HashMap<>();
         for (String line : lines) {
             Entry e = Entry.parse(line);
-            if (e != null && e.matches(id)) {
-                if (e.write) {
-                    return LockStatus.State.HELD;
+            if (e != null) {
+                FileId id = new FileId(e.major(), e.minor(), e.inode());
+                if (e.write()) {
+                    table.put(id, LockStatus.State.HELD);
+                } else {
+                    table.putIfAbsent(id, LockStatus.State.HELD_SHARED);
                 }
-                read = true;
             }
         }
-        return read ? LockStatus.State.HELD_SHARED : LockStatus.State.FREE;
+        return table;
     }
 
     /**
@@ -89,7 +107,18 @@ final class KernelLockTable {
 
     private static List<String> readTable() {
         try {
-            return Files.readAllLines(PROC_LOCKS);
+            // One large read where possible: the kernel walks its whole lock list again at the
+            // start of every read() of this file, so small reads make a long table quadratic.
+            try (FileChannel in = FileChannel.open(PROC_LOCKS, StandardOpenOption.READ)) {
+                java.nio.ByteBuffer buffer = java.nio.ByteBuffer.allocate(1 << 20);
+                while (in.read(buffer) > 0) {
+                    if (!buffer.hasRemaining()) {
+                        buffer = java.nio.ByteBuffer.allocate(buffer.capacity() * 2).put(buffer.flip());
+                    }
+                }
+                return List.of(new String(buffer.array(), 0, buffer.position(), java.nio.charset.StandardCharsets.US_ASCII)
+                        .split("\n"));
+            }
         } catch (IOException | RuntimeException e) {
             return null;
         }

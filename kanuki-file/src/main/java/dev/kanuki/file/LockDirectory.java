@@ -1,6 +1,7 @@
 package dev.kanuki.file;
 
 import dev.kanuki.LockBackendException;
+import dev.kanuki.spi.FileErrors;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
@@ -57,6 +58,10 @@ final class LockDirectory {
                 checkPrivate(real);
             }
             if (!Files.isWritable(real)) {
+                if (isOnReadOnlyFileSystem(real)) {
+                    throw new LockBackendException("lock directory " + real + " is on a read-only file system",
+                            "name a directory on a writable file system with file:DIR", null);
+                }
                 throw new LockBackendException("lock directory " + real + " is not writable by user "
                         + System.getProperty("user.name"),
                         "fix its permissions or name another directory with file:DIR", null);
@@ -66,8 +71,17 @@ final class LockDirectory {
             throw new LockBackendException("cannot create or open lock directory " + absolute + ": permission denied on "
                     + e.getFile(), "name a directory you can write with file:DIR", e);
         } catch (IOException e) {
-            throw new LockBackendException("cannot prepare lock directory " + absolute + ": " + e,
-                    "check the path and free space, or name another directory with file:DIR", e);
+            throw new LockBackendException("cannot create lock directory " + absolute + ": " + FileErrors.reason(e),
+                    FileErrors.hint(e, "file"), e);
+        }
+    }
+
+    /** @return whether the directory's file system is mounted read-only (where that can be told) */
+    static boolean isOnReadOnlyFileSystem(Path dir) {
+        try {
+            return Files.getFileStore(dir).isReadOnly();
+        } catch (IOException | RuntimeException e) {
+            return false;
         }
     }
 

@@ -46,6 +46,25 @@ final class LockFile {
         return channel;
     }
 
+    /**
+     * Reads the start of the file without creating it and without keeping a descriptor: through
+     * the JVM's channel when it is open, else through a short-lived one. The short-lived one is
+     * safe to close because this JVM holds no lock on the file while its channel is closed, and
+     * none can be taken meanwhile ({@link #channel()} waits for this monitor).
+     *
+     * @return the bytes read, or null when there is no file
+     */
+    synchronized java.nio.ByteBuffer readWithoutCreating(int max) throws IOException {
+        if (channel != null && channel.isOpen()) {
+            return SafeFiles.readFrom(channel, max);
+        }
+        try (FileChannel temporary = SafeFiles.openExisting("lock file", path, false)) {
+            return SafeFiles.readFrom(temporary, max);
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
     /** @return the identity (device, inode) of the file the channel is open on */
     synchronized Object fileKey() {
         return fileKey;
@@ -85,21 +104,32 @@ final class LockFile {
 
     private void open() {
         try {
-            BasicFileAttributes before = attributesOrNull();
-            if (before != null && !before.isRegularFile()) {
-                throw notARegularFile(before);
+            // The identity recorded must be that of the file the channel is open on: the path is
+            // looked at before and after opening an existing file and must name the same file both
+            // times. A file is created (when there is none) with a descriptor of its own, closed at
+            // once: this JVM can hold no lock on a file it has just made.
+            for (int round = 0; ; round++) {
+                if (SafeFiles.checkRegular("lock file", path, true) == null) {
+                    try {
+                        FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                                LinkOption.NOFOLLOW_LINKS).close();
+                    } catch (java.nio.file.FileAlreadyExistsException raced) {
+                        // made by another process at the same moment
+                    }
+                }
+                try {
+                    SafeFiles.Opened opened = SafeFiles.openExistingWithKey("lock file", path, true);
+                    channel = opened.channel();
+                    fileKey = opened.fileKey();
+                    return;
+                } catch (NoSuchFileException removed) {
+                    // removed by its holder's release just now: make or open the next one
+                }
+                if (round >= 1000) {
+                    throw new LockBackendException("lock file " + path + " keeps being removed while it is being opened",
+                            "something else is removing files in the lock directory; stop it", null);
+                }
             }
-            FileChannel opened = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE,
-                    StandardOpenOption.CREATE, LinkOption.NOFOLLOW_LINKS);
-            BasicFileAttributes after = attributesOrNull();
-            if (after == null || !after.isRegularFile()
-                    || (before != null && !before.fileKey().equals(after.fileKey()))) {
-                opened.close();
-                throw new LockBackendException("lock file " + path + " was replaced while it was being opened",
-                        "something else is creating or removing files in the lock directory; stop it and retry", null);
-            }
-            channel = opened;
-            fileKey = after.fileKey();
         } catch (FileSystemException e) {
             throw failure("cannot open lock file " + path, e);
         } catch (IOException e) {
@@ -113,13 +143,6 @@ final class LockFile {
         } catch (NoSuchFileException e) {
             return null;
         }
-    }
-
-    private LockBackendException notARegularFile(BasicFileAttributes attrs) {
-        String what = attrs.isSymbolicLink() ? "a symbolic link" : attrs.isDirectory() ? "a directory" : "not a regular file";
-        return new LockBackendException("lock file " + path + " is " + what
-                + "; kanuki never follows or deletes such entries in the lock directory",
-                "if you did not create it, someone may be attacking the lock; inspect and remove it by hand", null);
     }
 
     /** Turns an I/O failure into a message that names the path and the likely fix. */

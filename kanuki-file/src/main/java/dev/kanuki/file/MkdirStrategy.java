@@ -36,8 +36,28 @@ final class MkdirStrategy implements EntryStrategy {
         } catch (FileAlreadyExistsException e) {
             return false;
         }
-        EntryFiles.replaceAtomically(entry.resolve(OWNER), record.encode(), record.id());
+        try {
+            EntryFiles.replaceAtomically(entry.resolve(OWNER), record.encode(), record.id());
+        } catch (IOException | RuntimeException e) {
+            remove(entry); // ours, and without a record: nobody else can have taken it
+            throw e;
+        }
         return true;
+    }
+
+    @Override
+    public boolean createsBare() {
+        return true;
+    }
+
+    @Override
+    public boolean tryCreateBare(Path entry) throws IOException {
+        try {
+            Files.createDirectory(entry);
+            return true;
+        } catch (FileAlreadyExistsException e) {
+            return false;
+        }
     }
 
     @Override

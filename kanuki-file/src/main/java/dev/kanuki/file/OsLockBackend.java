@@ -60,7 +60,7 @@ final class OsLockBackend implements LockBackend {
     }
 
     /** A held OS lock. */
-    record OsGrant(LockFile file, FileLock lock, Object fileKey, long fencingToken) implements Grant {
+    record OsGrant(LockFile file, FileLock lock, Object fileKey, long fencingToken, boolean shared) implements Grant {
     }
 
     @Override
@@ -102,7 +102,9 @@ final class OsLockBackend implements LockBackend {
     }
 
     private Optional<Grant> attempt(LockFile file, LockRequest request, boolean shared) {
-        for (int round = 0; round < 3; round++) {
+        // A file removed by its holder's release between our open and our lock fails the check
+        // after locking; a busy name can make that happen a few times in a row.
+        for (int round = 0; round < 100; round++) {
             FileChannel channel = file.channel();
             FileLock lock;
             try {
@@ -142,7 +144,7 @@ final class OsLockBackend implements LockBackend {
         try {
             long token = shared ? readRecord(file).map(OwnerRecord::token).orElse(0L)
                     : writeNextRecord(file, request);
-            return Optional.of(new OsGrant(file, lock, key, token));
+            return Optional.of(new OsGrant(file, lock, key, token, shared));
         } catch (RuntimeException | Error e) {
             releaseQuietly(lock);
             throw e;
@@ -157,13 +159,17 @@ final class OsLockBackend implements LockBackend {
             long previous = OwnerRecord.token(buffer, length);
             long token;
             if (previous >= 0) {
+                // A lock file that was not removed at its last release (a shared lock, a crash):
+                // its record goes on, and the directory's counter is raised to it before removal.
                 token = previous + 1;
-            } else if (previous == OwnerRecord.NO_RECORD) {
-                token = 1;
             } else {
-                token = System.currentTimeMillis() * 1000;
-                log.warn("lock file {} has a corrupted record ({}); it is rewritten and fencing resumes at {}",
-                        file.path, OwnerRecord.decode(buffer, length).problem(), token);
+                // A new lock file (its name was released and its file removed), or a damaged record:
+                // the directory's counter is above every token any lock file of it ever held.
+                token = DirectoryFence.of(directory).next();
+                if (previous != OwnerRecord.NO_RECORD) {
+                    log.warn("lock file {} has a corrupted record ({}); it is rewritten and fencing resumes at {}",
+                            file.path, OwnerRecord.decode(buffer, length).problem(), token);
+                }
             }
             OwnerRecord.encode(buffer, token, request.owner(), -1, file.nameBytes);
             int size = buffer.remaining();
@@ -194,12 +200,20 @@ final class OsLockBackend implements LockBackend {
     }
 
     private Optional<OwnerRecord> readRecord(LockFile file) {
-        ByteBuffer buffer = ByteBuffer.allocate(OwnerRecord.SIZE);
-        try {
-            int length = readFully(file.channel(), buffer, OwnerRecord.SIZE);
-            return Optional.ofNullable(OwnerRecord.decode(buffer, length).record());
-        } catch (IOException e) {
-            throw LockFile.failure("cannot read " + file.path, e);
+        for (int round = 0; ; round++) {
+            try {
+                ByteBuffer buffer = file.readWithoutCreating(OwnerRecord.SIZE);
+                if (buffer == null) {
+                    return Optional.empty();
+                }
+                return Optional.ofNullable(OwnerRecord.decode(buffer, buffer.limit()).record());
+            } catch (ClosedChannelException e) {
+                if (round >= 3) {
+                    return Optional.empty(); // released and removed while we read it, again and again
+                }
+            } catch (IOException e) {
+                throw LockFile.failure("cannot read " + file.path, e);
+            }
         }
     }
 
@@ -280,9 +294,45 @@ final class OsLockBackend implements LockBackend {
         }
     }
 
+    /**
+     * Releases the lock and removes its file, so a lock directory keeps no file for a name nobody
+     * holds. Removal is safe while the lock is held exclusively: every process that locks checks
+     * afterwards that the path still names the file it locked ({@link #confirm}), so a waiter
+     * that was blocked on the removed file finds out, drops it and opens the new one. A shared
+     * lock's file is removed by the last holder only: after releasing, it tries an exclusive
+     * lock, which succeeds only when nobody else holds it.
+     */
     @Override
     public void release(Grant grant) {
-        releaseQuietly(((OsGrant) grant).lock());
+        OsGrant g = (OsGrant) grant;
+        if (g.shared()) {
+            releaseQuietly(g.lock());
+            FileLock exclusive;
+            try {
+                exclusive = g.file().channel().tryLock(0, Long.MAX_VALUE, false);
+            } catch (IOException | OverlappingFileLockException | LockBackendException e) {
+                return; // another holder, or `status` peeking: the file stays for now
+            }
+            if (exclusive != null) {
+                removeWhileLocked(g.file(), g.fileKey(), exclusive, readRecord(g.file()).map(OwnerRecord::token).orElse(0L));
+            }
+            return;
+        }
+        removeWhileLocked(g.file(), g.fileKey(), g.lock(), g.fencingToken());
+    }
+
+    private void removeWhileLocked(LockFile file, Object key, FileLock lock, long token) {
+        try {
+            if (lock.isValid() && file.stillAtPath(key)) {
+                DirectoryFence.of(directory).raiseTo(token); // the next file of this name starts above it
+                Files.deleteIfExists(file.path);
+            }
+        } catch (IOException | RuntimeException e) {
+            log.warn("could not remove lock file {} at release; it is reused by the next holder", file.path, e);
+        } finally {
+            releaseQuietly(lock);
+            file.reopenNextTime(); // this JVM holds no lock on it now: drop the descriptor
+        }
     }
 
     private static void releaseQuietly(FileLock lock) {
@@ -305,6 +355,11 @@ final class OsLockBackend implements LockBackend {
 
     @Override
     public LockStatus status(String name) {
+        return status(name, null);
+    }
+
+    /** @param table the kernel's lock table read once for a whole listing, or null to read it now */
+    private LockStatus status(String name, java.util.Map<KernelLockTable.FileId, LockStatus.State> table) {
         LockFile file = lockFile(name);
         try {
             var attrs = Files.readAttributes(file.path, java.nio.file.attribute.BasicFileAttributes.class,
@@ -317,7 +372,7 @@ final class OsLockBackend implements LockBackend {
         } catch (IOException e) {
             throw LockFile.failure("cannot read " + file.path, e);
         }
-        LockStatus.State state = peek(file);
+        LockStatus.State state = peek(file, table);
         Optional<OwnerRecord> record = readRecord(file);
         if (state == LockStatus.State.HELD && record.map(r -> isDead(r.owner())).orElse(false)) {
             // The new holder takes the lock a moment before it writes its record: look once more,
@@ -331,8 +386,19 @@ final class OsLockBackend implements LockBackend {
         return new LockStatus(name, state, owner, token);
     }
 
+    /** Whether each pid was seen dead, for one listing (thousands of locks are often held by a few processes). */
+    private static final ThreadLocal<java.util.Map<Long, Boolean>> DEAD_IN_LISTING = new ThreadLocal<>();
+
     private static boolean isDead(OwnerInfo owner) {
-        return dev.kanuki.spi.ProcessIdentity.isDeadLocalProcess(owner.host(), owner.pid());
+        if (owner.pid() == dev.kanuki.spi.ProcessIdentity.pid()) {
+            return false;
+        }
+        java.util.Map<Long, Boolean> seen = DEAD_IN_LISTING.get();
+        if (seen == null) {
+            return dev.kanuki.spi.ProcessIdentity.isDeadLocalProcess(owner.host(), owner.pid());
+        }
+        return seen.computeIfAbsent(owner.pid(),
+                pid -> dev.kanuki.spi.ProcessIdentity.isDeadLocalProcess(owner.host(), pid));
     }
 
     private static void sleepQuietly() {
@@ -348,7 +414,7 @@ final class OsLockBackend implements LockBackend {
      * with this directory (it disturbs nobody), else by a trial lock (which a concurrent
      * {@code tryAcquire} can find busy for a moment).
      */
-    private LockStatus.State peek(LockFile file) {
+    private LockStatus.State peek(LockFile file, java.util.Map<KernelLockTable.FileId, LockStatus.State> table) {
         Boolean usable = kernelTableUsable;
         if (usable == null) {
             usable = KernelLockTable.usableIn(directory);
@@ -356,10 +422,19 @@ final class OsLockBackend implements LockBackend {
             log.debug("status of locks in {} read from {}", directory, usable ? "/proc/locks" : "trial locks");
         }
         if (usable) {
-            LockStatus.State state = KernelLockTable.stateOf(file.path);
-            if (state != null) {
-                return state;
+            // The file can be removed and made again (release, next acquire) while we look: look
+            // again rather than fall back to a trial lock, which a concurrent try would find busy.
+            for (int round = 0; round < 10; round++) {
+                LockStatus.State state = table != null && round == 0 ? KernelLockTable.stateOf(file.path, table)
+                        : KernelLockTable.stateOf(file.path);
+                if (state != null) {
+                    return state;
+                }
+                if (!Files.exists(file.path, LinkOption.NOFOLLOW_LINKS)) {
+                    return LockStatus.State.FREE; // released (and its file removed) while we looked
+                }
             }
+            return LockStatus.State.UNKNOWN;
         }
         return probe(file);
     }
@@ -389,6 +464,8 @@ final class OsLockBackend implements LockBackend {
     @Override
     public java.util.List<LockStatus> list() {
         java.util.List<LockStatus> found = new java.util.ArrayList<>();
+        var table = KernelLockTable.snapshot();
+        DEAD_IN_LISTING.set(new java.util.HashMap<>());
         try (var entries = Files.newDirectoryStream(directory, "*.lock")) {
             for (Path entry : entries) {
                 String file = entry.getFileName().toString();
@@ -397,11 +474,13 @@ final class OsLockBackend implements LockBackend {
                 }
                 String name = storedName(files.byPath(entry));
                 if (name != null && lockFile(name).path.equals(entry)) {
-                    found.add(status(name));
+                    found.add(status(name, table));
                 }
             }
         } catch (IOException e) {
             throw LockFile.failure("cannot list " + directory, e);
+        } finally {
+            DEAD_IN_LISTING.remove();
         }
         return found;
     }
@@ -411,9 +490,13 @@ final class OsLockBackend implements LockBackend {
      * (opening a second descriptor and closing it would release this process's locks on it).
      */
     private static String storedName(LockFile file) throws IOException {
-        ByteBuffer buffer = OwnerRecord.buffer(4 * dev.kanuki.LockNames.MAX_LENGTH);
-        int length = readFully(file.channel(), buffer, buffer.capacity());
-        return OwnerRecord.decodeName(buffer, length);
+        ByteBuffer buffer;
+        try {
+            buffer = file.readWithoutCreating(OwnerRecord.buffer(4 * dev.kanuki.LockNames.MAX_LENGTH).capacity());
+        } catch (ClosedChannelException e) {
+            return null; // released and removed while we listed
+        }
+        return buffer == null ? null : OwnerRecord.decodeName(buffer, buffer.limit());
     }
 
     @Override

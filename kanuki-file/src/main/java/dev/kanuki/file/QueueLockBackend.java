@@ -4,7 +4,6 @@ import dev.kanuki.spi.SafeNames;
 import dev.kanuki.Capabilities;
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockBackendException;
-import dev.kanuki.LockNames;
 import dev.kanuki.LockStatus;
 import dev.kanuki.OwnerInfo;
 import dev.kanuki.spi.Grant;
@@ -33,12 +32,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code file:DIR?strategy=queue}: the seeds' TOP-LOCK. Contenders append an arrival line to
+ * {@code file:DIR?strategy=queue}: an append-only arrival queue per name. Contenders append an arrival line to
  * {@code STEM.queue}; the first live contender holds the lock (see {@link QueueLog}). Waiters keep
  * their place between attempts, so service is first come, first served across processes.
  *
  * <p>Holding is always confirmed by reading the queue again after the fencing token is taken,
- * and {@link #verify} is the seed's "re-check before commit". The file is compacted (dead
+ * and {@link #verify} reads the queue again. The file is compacted (dead
  * events dropped, live contenders kept in order) under the breaker lock once it grows past
  * {@link #COMPACT_AT} bytes; a contender that appended to the file being replaced notices that
  * the file changed under it and appends again.
@@ -128,16 +127,29 @@ final class QueueLockBackend implements LockBackend {
                 compactIfLarge(stem, snapshot);
                 return Optional.empty();
             }
-            long token = new FenceCounter(directory, stem).next();
+            long token = DirectoryFence.of(directory).next();
             Snapshot again = read(queue);
             QueueLog.Contender still = QueueLog.replay(again.text()).holder(System.currentTimeMillis());
             if (!again.fileKey().equals(snapshot.fileKey()) || still == null || !still.record.id().equals(id)) {
                 return Optional.empty();
             }
+            append(queue, QueueLog.token(id, token)); // for status; a lost one only hides the token there
             return Optional.of(new QueueGrant(stem, id, token));
         } catch (IOException e) {
             throw LockFile.failure("cannot use queue " + queue, e);
         }
+    }
+
+    /**
+     * Calls {@code onChange} when the queue file is appended to, replaced or removed (a holder
+     * left, a contender arrived), from the kernel's notifications; null where the directory cannot
+     * be watched (a network file system), so the waiter keeps polling.
+     */
+    @Override
+    public dev.kanuki.spi.ChangeSubscription watchChanges(LockRequest request, Runnable onChange) {
+        DirectoryWatcher watcher = DirectoryWatcher.of(directory);
+        return watcher == null ? null
+                : watcher.subscribe(List.of(queue(stem(request.name())).getFileName().toString()), onChange);
     }
 
     @Override
@@ -189,7 +201,11 @@ final class QueueLockBackend implements LockBackend {
             // Our line is live (we hold or wait): append the removal at once, then confirm it.
             Snapshot after = appendUntilSeen(queue, QueueLog.removal(id), log -> log.get(id) == null, false);
             arrived.remove(id);
-            compactIfLarge(stem, after);
+            if (after != null && QueueLog.replay(after.text()).holder(System.currentTimeMillis()) == null) {
+                compact(stem); // nobody left: the file goes, so a name nobody holds leaves nothing
+            } else {
+                compactIfLarge(stem, after);
+            }
         } catch (IOException | RuntimeException e) {
             log.warn("leaving queue {} failed; the place frees when its lease runs out", queue, e);
         }
@@ -203,19 +219,38 @@ final class QueueLockBackend implements LockBackend {
      * is seen missing by its writer, which appends it again ({@link #appendUntilSeen}).
      */
     private void compactIfLarge(String stem, Snapshot seen) throws IOException {
-        if (seen.size() < COMPACT_AT) {
+        if (seen == null || seen.size() < COMPACT_AT) {
             return;
         }
+        // Only when at least half the file is dead lines: a long queue of live contenders is not
+        // shortened by compacting, and compacting it on every attempt (each a rename that wakes
+        // every watching waiter) would only add work.
+        long live = 0;
+        long now = System.currentTimeMillis();
+        for (QueueLog.Contender c : QueueLog.replay(seen.text()).contenders()) {
+            if (c.isLive(now)) {
+                live += QueueLog.arrival(c.record).length() + 64;
+            }
+        }
+        if (seen.size() >= 2 * live) {
+            compact(stem);
+        }
+    }
+
+    /**
+     * Compaction proper; a queue left with no live contender is removed instead of rewritten
+     * (lines appended to it meanwhile are forwarded the same way, which makes it again).
+     */
+    private void compact(String stem) throws IOException {
         Path queue = queue(stem);
         try (BreakerLock breaker = BreakerLock.tryTake(directory, stem)) {
             if (breaker == null) {
                 return;
             }
-            try (FileChannel old = FileChannel.open(queue, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-                BasicFileAttributes attrs = EntryFiles.attributes(queue);
-                ByteBuffer before = ByteBuffer.allocate((int) Math.min(MAX_QUEUE_BYTES, attrs.size() + 4096));
+            try (FileChannel old = SafeFiles.openExisting("queue file", queue, false)) {
+                ByteBuffer before = ByteBuffer.allocate((int) Math.min(MAX_QUEUE_BYTES, old.size() + 4096));
                 while (before.hasRemaining() && old.read(before) > 0) {
-                    // read it all
+                    // read it all (a regular file, checked when opened)
                 }
                 long now = System.currentTimeMillis();
                 StringBuilder kept = new StringBuilder();
@@ -223,14 +258,22 @@ final class QueueLockBackend implements LockBackend {
                 for (QueueLog.Contender c : QueueLog.replay(text).contenders()) {
                     if (c.isLive(now)) {
                         kept.append(QueueLog.arrival(c.record.withLeaseUntil(c.leaseUntil)));
+                        if (c.token > 0) {
+                            kept.append(QueueLog.token(c.record.id(), c.token));
+                        }
                     }
                 }
-                Path temp = directory.resolve(stem + ".queue.tmp." + dev.kanuki.spi.ProcessIdentity.randomId());
-                try {
-                    Files.writeString(temp, kept, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-                    Files.move(temp, queue, StandardCopyOption.ATOMIC_MOVE);
-                } finally {
-                    Files.deleteIfExists(temp);
+                if (kept.length() == 0) {
+                    Files.deleteIfExists(queue); // every replacement happens under the breaker we hold
+                } else {
+                    Path temp = directory.resolve(stem + ".queue.tmp." + dev.kanuki.spi.ProcessIdentity.randomId());
+                    try {
+                        Files.writeString(temp, kept, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW,
+                                StandardOpenOption.WRITE);
+                        Files.move(temp, queue, StandardCopyOption.ATOMIC_MOVE);
+                    } finally {
+                        Files.deleteIfExists(temp);
+                    }
                 }
                 ByteBuffer late = ByteBuffer.allocate(64 * 1024);
                 while (late.hasRemaining() && old.read(late) > 0) {
@@ -246,29 +289,17 @@ final class QueueLockBackend implements LockBackend {
     }
 
     private Snapshot read(Path queue) throws IOException {
-        BasicFileAttributes before = EntryFiles.attributes(queue);
-        if (before == null) {
-            return Snapshot.ABSENT;
-        }
-        if (!before.isRegularFile()) {
-            throw new LockBackendException("queue file " + queue + " is "
-                    + (before.isSymbolicLink() ? "a symbolic link" : "not a regular file")
-                    + "; kanuki never follows or deletes such entries",
-                    "if you did not create it, inspect it and remove it by hand", null);
-        }
-        if (before.size() > MAX_QUEUE_BYTES) {
-            throw new LockBackendException("queue file " + queue + " is " + before.size() + " bytes, far more than kanuki writes",
-                    "something else is writing to it; remove it when no process uses the lock", null);
-        }
-        try (FileChannel channel = FileChannel.open(queue, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-            ByteBuffer buffer = ByteBuffer.allocate((int) Math.min(MAX_QUEUE_BYTES, before.size() + 4096));
-            while (buffer.hasRemaining() && channel.read(buffer) > 0) {
-                // read it all
+        try (FileChannel channel = SafeFiles.openExisting("queue file", queue, false)) {
+            long size = channel.size();
+            if (size > MAX_QUEUE_BYTES) {
+                throw new LockBackendException("queue file " + queue + " is " + size + " bytes, far more than kanuki writes",
+                        "something else is writing to it; remove it when no process uses the lock", null);
             }
+            ByteBuffer buffer = SafeFiles.readFrom(channel, (int) Math.min(MAX_QUEUE_BYTES, size + 4096));
             BasicFileAttributes after = EntryFiles.attributes(queue);
-            Object key = after == null ? before.fileKey() : after.fileKey();
-            return new Snapshot(new String(buffer.array(), 0, buffer.position(), StandardCharsets.UTF_8), key,
-                    buffer.position());
+            Object key = after == null ? null : after.fileKey();
+            return new Snapshot(new String(buffer.array(), 0, buffer.limit(), StandardCharsets.UTF_8), key,
+                    buffer.limit());
         } catch (NoSuchFileException e) {
             return Snapshot.ABSENT;
         }
@@ -301,15 +332,33 @@ final class QueueLockBackend implements LockBackend {
     }
 
     /** One append of one whole line: O_APPEND makes concurrent appends land one after another. */
+    /**
+     * Appends a line. A compaction replaces (or removes) the file under its breaker lock and
+     * forwards what was appended to the old file while it worked; a line written to the old file
+     * after that is lost with it. So the appender checks, after writing, that the path still
+     * names the file it wrote to, and writes the line again to the new one when not (a line
+     * read twice is harmless: an arrival or removal is recorded once per contender).
+     */
     private static void append(Path queue, String line) throws IOException {
-        try (FileChannel channel = FileChannel.open(queue, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.APPEND, LinkOption.NOFOLLOW_LINKS)) {
-            ByteBuffer data = ByteBuffer.wrap(line.getBytes(StandardCharsets.UTF_8));
-            int written = channel.write(data);
-            if (data.hasRemaining()) {
-                throw new IOException("short append to " + queue + " (" + written + " bytes)");
+        byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
+        for (int round = 0; round < 1000; round++) {
+            Object written;
+            try (FileChannel channel = SafeFiles.openOrCreate("queue file", queue, true)) {
+                BasicFileAttributes opened = SafeFiles.look(queue);
+                written = opened == null ? null : opened.fileKey();
+                ByteBuffer data = ByteBuffer.wrap(bytes);
+                int n = channel.write(data);
+                if (data.hasRemaining()) {
+                    throw new IOException("short append to " + queue + " (" + n + " bytes)");
+                }
+            }
+            BasicFileAttributes now = SafeFiles.look(queue);
+            if (written != null && now != null && written.equals(now.fileKey())) {
+                return;
             }
         }
+        throw new LockBackendException("queue file " + queue + " keeps being replaced while a line is appended",
+                "something else is creating or removing files in the lock directory; stop it", null);
     }
 
     @Override
@@ -323,9 +372,9 @@ final class QueueLockBackend implements LockBackend {
     }
 
     private LockStatus statusOf(String name, String stem, QueueLog log) {
-        long token = new FenceCounter(directory, stem).last();
         long now = System.currentTimeMillis();
         QueueLog.Contender holder = log.holder(now);
+        long token = holder != null && holder.token > 0 ? holder.token : -1;
         if (holder != null) {
             return new LockStatus(name, LockStatus.State.HELD, Optional.of(holder.record.withLeaseUntil(holder.leaseUntil).owner()), token);
         }
@@ -364,7 +413,7 @@ final class QueueLockBackend implements LockBackend {
             LockStatus before = statusOf(name, stem, log);
             long now = System.currentTimeMillis();
             if (before.state() == LockStatus.State.HELD && !force) {
-                throw new IllegalStateException("lock '" + LockNames.printable(name) + "' is live ("
+                throw new IllegalStateException("lock '" + SafeNames.printable(name) + "' is live ("
                         + before.owner().map(OwnerInfo::describe).orElse("owner unknown") + "); use --force to break it anyway");
             }
             // Stale contenders are skipped by everyone already; removing them just tidies the file.

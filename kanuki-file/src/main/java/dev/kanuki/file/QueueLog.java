@@ -8,13 +8,14 @@ import java.util.Map;
 import java.util.zip.CRC32C;
 
 /**
- * The content of a TOP-LOCK queue file, replayed. The file is append-only between compactions;
+ * The content of a queue file ({@code strategy=queue}), replayed. The file is append-only between compactions;
  * each line is one event with its own checksum (a torn or foreign line is ignored):
  *
  * <pre>
  * A &lt;owner record&gt; &lt;crc&gt;        a contender arrives (joins the end of the queue)
  * N &lt;id&gt; &lt;lease-until ms&gt; &lt;crc&gt;  a contender renews its lease
  * R &lt;id&gt; &lt;crc&gt;                 a contender leaves (released, or gave up waiting)
+ * T &lt;id&gt; &lt;token&gt; &lt;crc&gt;         the holder's fencing token (for status)
  * </pre>
  *
  * The holder is the first contender that has not left and whose lease has not run out (and,
@@ -26,6 +27,7 @@ final class QueueLog {
     static final class Contender {
         final TtlRecord record;
         long leaseUntil;
+        long token;
 
         Contender(TtlRecord record) {
             this.record = record;
@@ -64,6 +66,13 @@ final class QueueLog {
                     }
                 }
                 case 'R' -> log.contenders.remove(body);
+                case 'T' -> {
+                    String[] f = body.split(" ");
+                    Contender c = f.length == 2 ? log.contenders.get(f[0]) : null;
+                    if (c != null) {
+                        c.token = parse(f[1]);
+                    }
+                }
                 default -> {
                     // not an event kanuki writes
                 }
@@ -105,6 +114,10 @@ final class QueueLog {
 
     static String renewal(String id, long leaseUntil) {
         return line("N " + id + " " + leaseUntil);
+    }
+
+    static String token(String id, long token) {
+        return line("T " + id + " " + token);
     }
 
     static String removal(String id) {

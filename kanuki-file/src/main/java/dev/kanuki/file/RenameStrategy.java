@@ -14,9 +14,10 @@ import java.nio.file.attribute.BasicFileAttributes;
 /**
  * {@code rename}: each lock has one token file. While the lock is free it is called
  * {@code STEM.free}; taking the lock renames it to {@code STEM.held}, and only one rename of a
- * file can succeed, because after it the source name is gone. Releasing renames it back. The
- * token is created once, by whoever first creates the marker {@code STEM.init}
- * ({@code CREATE_NEW}), so two processes can never make two tokens.
+ * file can succeed, because after it the source name is gone. Releasing removes the token (and
+ * its marker), so a name nobody holds leaves no file; the next acquirer makes a new token. A
+ * token is made only by whoever creates the marker {@code STEM.init} ({@code CREATE_NEW}), so
+ * two processes can never make two tokens.
  *
  * <p>The owner record is written into the token after the rename; until then the token says
  * "free", and the stale rules go by its age (a rename updates the ctime).
@@ -45,11 +46,24 @@ final class RenameStrategy implements EntryStrategy {
     }
 
     @Override
-    public boolean tryCreate(Path held, TtlRecord record) throws IOException {
+    public boolean createsBare() {
+        return true;
+    }
+
+    /** Takes the token; it says "free" until the record is written over it. */
+    @Override
+    public boolean tryCreateBare(Path held) throws IOException {
         for (int round = 0; round < 2; round++) {
             try {
                 Files.move(free(held), held, StandardCopyOption.ATOMIC_MOVE);
-                rewrite(held, record);
+                try {
+                    SafeFiles.checkRegular("lock token file", held, false);
+                } catch (dev.kanuki.LockBackendException planted) {
+                    // Something not a token was planted at STEM.free: put it back where it was found.
+                    Files.move(held, free(held), StandardCopyOption.ATOMIC_MOVE);
+                    throw SafeFiles.refused("lock token file", free(held),
+                            SafeFiles.kind(free(held), SafeFiles.look(free(held))));
+                }
                 return true;
             } catch (NoSuchFileException e) {
                 if (EntryFiles.attributes(held) != null || !createToken(held)) {
@@ -60,25 +74,87 @@ final class RenameStrategy implements EntryStrategy {
         return false;
     }
 
-    /** Creates the free token the first time a lock is used; true when a token now exists. */
+    @Override
+    public boolean tryCreate(Path held, TtlRecord record) throws IOException {
+        for (int round = 0; round < 2; round++) {
+            try {
+                Files.move(free(held), held, StandardCopyOption.ATOMIC_MOVE);
+                try {
+                    SafeFiles.checkRegular("lock token file", held, false);
+                } catch (dev.kanuki.LockBackendException planted) {
+                    // Something not a token was planted at STEM.free: put it back where it was found.
+                    Files.move(held, free(held), StandardCopyOption.ATOMIC_MOVE);
+                    throw SafeFiles.refused("lock token file", free(held),
+                            SafeFiles.kind(free(held), SafeFiles.look(free(held))));
+                }
+                try {
+                    rewrite(held, record);
+                } catch (IOException | RuntimeException e) {
+                    // The token still says "free" (the record is written to a new file and renamed in): give it back.
+                    Files.move(held, free(held), StandardCopyOption.ATOMIC_MOVE);
+                    throw e;
+                }
+                return true;
+            } catch (NoSuchFileException e) {
+                if (EntryFiles.attributes(held) != null || !createToken(held)) {
+                    return false;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Makes the free token when there is none, under the marker {@code STEM.init}
+     * ({@code CREATE_NEW}): only the process that made the marker makes a token, so there are
+     * never two. The holder's release removes the marker first and the token after, so a marker
+     * made while a token is still held is seen by the check below, and withdrawn.
+     *
+     * @return true when a token now exists
+     */
     private static boolean createToken(Path held) throws IOException {
         Path marker = marker(held);
         try {
             Files.createFile(marker);
         } catch (FileAlreadyExistsException e) {
-            // Someone made the token before. If it vanished (removed by hand) long ago, make another.
-            if (EntryFiles.attributes(free(held)) != null || EntryFiles.ageMillis(marker) < LOST_TOKEN_GRACE_MS) {
-                return EntryFiles.attributes(free(held)) != null;
+            if (EntryFiles.attributes(free(held)) != null) {
+                return true;
             }
-            Files.setLastModifiedTime(marker, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis()));
+            clearLostMarker(held, marker);
+            return false;
+        }
+        if (EntryFiles.attributes(held) != null) {
+            Files.deleteIfExists(marker); // a holder is releasing right now: its release removes the token
+            return false;
         }
         try (FileChannel channel = FileChannel.open(free(held), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                 LinkOption.NOFOLLOW_LINKS)) {
             EntryFiles.writeInPlace(channel, TtlRecord.FREE);
         } catch (FileAlreadyExistsException e) {
-            // made at the same moment by another process: there is a token
+            // cannot happen while we hold the marker, unless planted: it is checked when taken
         }
         return true;
+    }
+
+    /**
+     * A marker without a token for {@link #LOST_TOKEN_GRACE_MS}: its maker died between its two
+     * steps (they are microseconds apart). Removed under the breaker, after a second look.
+     */
+    private static void clearLostMarker(Path held, Path marker) throws IOException {
+        BasicFileAttributes attrs = EntryFiles.attributes(marker);
+        if (attrs == null || EntryFiles.attributes(held) != null || EntryFiles.ageMillis(marker) < LOST_TOKEN_GRACE_MS) {
+            return;
+        }
+        String stem = held.getFileName().toString();
+        stem = stem.substring(0, stem.length() - ".held".length());
+        try (BreakerLock breaker = BreakerLock.tryTake(held.getParent(), stem)) {
+            if (breaker != null && EntryFiles.attributes(held) == null && EntryFiles.attributes(free(held)) == null
+                    && EntryFiles.ageMillis(marker) >= LOST_TOKEN_GRACE_MS) {
+                Files.deleteIfExists(marker);
+            }
+        } catch (java.nio.file.NoSuchFileException e) {
+            // removed meanwhile
+        }
     }
 
     @Override
@@ -96,18 +172,21 @@ final class RenameStrategy implements EntryStrategy {
 
     @Override
     public void rewrite(Path held, TtlRecord record) throws IOException {
-        try (FileChannel channel = FileChannel.open(held, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
-            EntryFiles.writeInPlace(channel, record.encode());
-        }
+        // A new file renamed over the token: never written in place, so never through a planted link.
+        SafeFiles.checkRegular("lock token file", held, false);
+        EntryFiles.replaceAtomically(held, record.encode(), record.id());
     }
 
+    /**
+     * Removes the token: the lock leaves no file behind. The marker goes first, so that nobody
+     * can make a second token while this one still exists (see {@link #createToken}).
+     */
     @Override
     public void remove(Path held) throws IOException {
-        try (FileChannel channel = FileChannel.open(held, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
-            EntryFiles.writeInPlace(channel, TtlRecord.FREE);
-        } catch (NoSuchFileException e) {
+        if (SafeFiles.checkRegular("lock token file", held, false) == null) {
             return;
         }
-        Files.move(held, free(held), StandardCopyOption.ATOMIC_MOVE);
+        Files.deleteIfExists(marker(held));
+        Files.deleteIfExists(held);
     }
 }

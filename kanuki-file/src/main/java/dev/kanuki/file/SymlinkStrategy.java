@@ -11,7 +11,7 @@ import java.nio.file.attribute.BasicFileAttributes;
 
 /**
  * {@code symlink}: the lock is a symbolic link whose <em>target text</em> is the owner record
- * (the seed's pid-in-link). Creating a link is atomic and fails if the name exists; the record is
+ * (the process id and the rest of the record, in the link itself). Creating a link is atomic and fails if the name exists; the record is
  * part of the same step, so a reader never sees a lock without its owner. The link is read with
  * {@code readlink}, never followed. Renewal makes a new link and renames it over the old one.
  */

@@ -4,7 +4,6 @@ import dev.kanuki.spi.SafeNames;
 import dev.kanuki.Capabilities;
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockBackendException;
-import dev.kanuki.LockNames;
 import dev.kanuki.LockStatus;
 import dev.kanuki.OwnerInfo;
 import dev.kanuki.file.EntryStrategy.Observed;
@@ -36,10 +35,10 @@ import org.slf4j.LoggerFactory;
  * created with {@code CREATE_NEW}): take the breaker, read the entry again, and remove it only if
  * it is still the same stale owner. Two breakers cannot both act, and a breaker can never remove
  * an entry created after its first look, because a fresh entry has a different owner id (this is
- * the race of article 003: A and B see an old lock, A removes it, C locks, B removes C's lock).
+ * the stale-lock race: A and B see an old lock, A removes it, C locks, B removes C's lock).
  * The breaker then competes for the lock like anyone else. See {@code docs/backends/file.md}.
  *
- * <p><b>Fencing.</b> Tokens come from a {@link FenceCounter} (a rename-based compare-and-swap),
+ * <p><b>Fencing.</b> Tokens come from the directory's {@link DirectoryFence} (a rename-based compare-and-swap),
  * taken after the entry is created and confirmed by reading the entry back: a holder whose lease
  * ran out while it was paused gets no token it could use.
  */
@@ -118,7 +117,7 @@ final class TtlFileLockBackend implements LockBackend {
             }
             return attempt(stem(request.name(), "L"), request);
         } catch (IOException e) {
-            throw LockFile.failure("cannot take lock '" + LockNames.printable(request.name()) + "' in " + directory, e);
+            throw LockFile.failure("cannot take lock '" + SafeNames.printable(request.name()) + "' in " + directory, e);
         }
     }
 
@@ -129,9 +128,19 @@ final class TtlFileLockBackend implements LockBackend {
         long now = System.currentTimeMillis();
         TtlRecord mine = new TtlRecord(owner.id(), owner.pid(), now, now + leaseMillis, owner.host(), request.name());
         for (int round = 0; round < 3; round++) {
-            if (strategy.tryCreate(entry, mine)) {
-                long token = new FenceCounter(directory, stem).next();
-                Observed check = strategy.read(entry);
+            boolean bare = strategy.createsBare();
+            if (bare ? strategy.tryCreateBare(entry) : strategy.tryCreate(entry, mine)) {
+                long token;
+                Observed check;
+                try {
+                    token = DirectoryFence.of(directory).next();
+                    mine = mine.withToken(token);
+                    strategy.rewrite(entry, mine); // the token in the record, for status
+                    check = strategy.read(entry);
+                } catch (IOException | RuntimeException | Error e) {
+                    undo(entry, mine, bare);
+                    throw e;
+                }
                 if (check.state() == Observed.State.VALID && check.record().id().equals(mine.id())) {
                     return Optional.of(new TtlGrant(stem, entry, token, mine));
                 }
@@ -156,6 +165,45 @@ final class TtlFileLockBackend implements LockBackend {
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * Removes the entry this attempt created when a later step failed, so that the next acquirer
+     * is not blocked until this process exits or the lease runs out.
+     */
+    private void undo(Path entry, TtlRecord mine, boolean bare) {
+        try {
+            Observed now = strategy.read(entry);
+            boolean ours = now.state() == Observed.State.VALID ? now.record().id().equals(mine.id())
+                    : bare && (now.state() == Observed.State.CORRUPTED || now.state() == Observed.State.FREE);
+            if (ours) { // a bare entry is ours: nobody breaks one before it is a whole lease old
+                strategy.remove(entry);
+            }
+        } catch (IOException | RuntimeException e) {
+            log.warn("could not remove {} after a failed acquisition; it frees when its lease runs out", entry, e);
+        }
+    }
+
+    /**
+     * Calls {@code onChange} when the request's entry (or, for a semaphore, any of its permit
+     * entries) is created, removed or rewritten, from the kernel's notifications; null where the
+     * directory cannot be watched (a network file system), so the waiter keeps polling.
+     */
+    @Override
+    public dev.kanuki.spi.ChangeSubscription watchChanges(LockRequest request, Runnable onChange) {
+        DirectoryWatcher watcher = DirectoryWatcher.of(directory);
+        if (watcher == null || request.mode() == LockMode.SHARED) {
+            return null;
+        }
+        List<String> names = new ArrayList<>();
+        if (request.mode() == LockMode.PERMIT) {
+            for (int slot = 0; slot < request.permits(); slot++) {
+                names.add(strategy.entry(directory, stem(request.name(), "S" + slot)).getFileName().toString());
+            }
+        } else {
+            names.add(strategy.entry(directory, stem(request.name(), "L")).getFileName().toString());
+        }
+        return watcher.subscribe(names, onChange);
     }
 
     /** The stale rules; {@code graceMillis} is how long an unreadable entry is given. */
@@ -286,12 +334,12 @@ final class TtlFileLockBackend implements LockBackend {
         try {
             return statusOf(name, stem, strategy.read(strategy.entry(directory, stem)));
         } catch (IOException e) {
-            throw LockFile.failure("cannot read lock '" + LockNames.printable(name) + "' in " + directory, e);
+            throw LockFile.failure("cannot read lock '" + SafeNames.printable(name) + "' in " + directory, e);
         }
     }
 
     private LockStatus statusOf(String name, String stem, Observed seen) {
-        long token = new FenceCounter(directory, stem).last();
+        long token = seen.state() == Observed.State.VALID && seen.record().token() > 0 ? seen.record().token() : -1;
         return switch (seen.state()) {
             case ABSENT -> new LockStatus(name, LockStatus.State.FREE, Optional.empty(), token);
             case FREE -> new LockStatus(name, LockStatus.State.HELD, Optional.empty(), token); // mid-acquisition
@@ -349,10 +397,10 @@ final class TtlFileLockBackend implements LockBackend {
                 long grace = Duration.ofSeconds(30).toMillis();
                 if (!force && !isStale(seen, grace)) {
                     throw new IllegalStateException(seen.state() == Observed.State.VALID
-                            ? "lock '" + LockNames.printable(name) + "' is live ("
+                            ? "lock '" + SafeNames.printable(name) + "' is live ("
                                     + before.owner().map(OwnerInfo::describe).orElse("owner unknown")
                                     + "); use --force to break it anyway"
-                            : "lock '" + LockNames.printable(name) + "' has an unreadable record (" + seen.problem()
+                            : "lock '" + SafeNames.printable(name) + "' has an unreadable record (" + seen.problem()
                                     + "): damaged, or still being written; it can be broken without --force once"
                                     + " it has not changed for 30s");
                 }
@@ -364,7 +412,7 @@ final class TtlFileLockBackend implements LockBackend {
                     default:
                         // BUSY (another breaker at work) or CHANGED (a new owner): look again
                         if (System.nanoTime() > giveUpAt) {
-                            throw new IllegalStateException("lock '" + LockNames.printable(name)
+                            throw new IllegalStateException("lock '" + SafeNames.printable(name)
                                     + "' kept changing hands or another breaker held it for 5s; look again");
                         }
                         Thread.sleep(20);
@@ -372,9 +420,9 @@ final class TtlFileLockBackend implements LockBackend {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while breaking lock '" + LockNames.printable(name) + "'", e);
+            throw new IllegalStateException("interrupted while breaking lock '" + SafeNames.printable(name) + "'", e);
         } catch (IOException e) {
-            throw LockFile.failure("cannot break lock '" + LockNames.printable(name) + "' in " + directory, e);
+            throw LockFile.failure("cannot break lock '" + SafeNames.printable(name) + "' in " + directory, e);
         }
     }
 

@@ -12,15 +12,22 @@ import java.util.zip.CRC32C;
  * text so that it can also be a symbolic link's target:
  *
  * <pre>
- * K1 &lt;id&gt; &lt;pid&gt; &lt;acquired ms&gt; &lt;lease-until ms&gt; &lt;host&gt; &lt;url-encoded lock name&gt; &lt;crc32c&gt;
+ * K1 &lt;id&gt; &lt;pid&gt; &lt;acquired ms&gt; &lt;lease-until ms&gt; &lt;host&gt; &lt;url-encoded lock name&gt; [&lt;fencing token&gt;] &lt;crc32c&gt;
  * </pre>
+ *
+ * The fencing token is there once the holder has taken it (it is taken after the entry exists).
  *
  * The checksum covers everything before it, so a reader that catches a write halfway, or an
  * entry someone damaged, gets "corrupted" rather than a wrong owner. The special record
  * {@link #FREE} marks a rename-strategy token that is not held.
  */
-record TtlRecord(String id, long pid, long acquiredMillis, long leaseUntilMillis, String host, String lockName) {
+record TtlRecord(String id, long pid, long acquiredMillis, long leaseUntilMillis, String host, String lockName,
+                 long token) {
     static final String FREE = "K1 free";
+
+    TtlRecord(String id, long pid, long acquiredMillis, long leaseUntilMillis, String host, String lockName) {
+        this(id, pid, acquiredMillis, leaseUntilMillis, host, lockName, 0);
+    }
 
     /** What reading an entry's record found. */
     enum Kind { VALID, FREE_MARK, CORRUPTED }
@@ -35,7 +42,11 @@ record TtlRecord(String id, long pid, long acquiredMillis, long leaseUntilMillis
     }
 
     TtlRecord withLeaseUntil(long millis) {
-        return new TtlRecord(id, pid, acquiredMillis, millis, host, lockName);
+        return new TtlRecord(id, pid, acquiredMillis, millis, host, lockName, token);
+    }
+
+    TtlRecord withToken(long fencingToken) {
+        return new TtlRecord(id, pid, acquiredMillis, leaseUntilMillis, host, lockName, fencingToken);
     }
 
     OwnerInfo owner() {
@@ -44,7 +55,8 @@ record TtlRecord(String id, long pid, long acquiredMillis, long leaseUntilMillis
 
     String encode() {
         String head = "K1 " + id + " " + pid + " " + acquiredMillis + " " + leaseUntilMillis + " "
-                + host.replaceAll("[\\s\\p{Cntrl}]", "_") + " " + URLEncoder.encode(lockName, StandardCharsets.UTF_8);
+                + host.replaceAll("[\\s\\p{Cntrl}]", "_") + " " + URLEncoder.encode(lockName, StandardCharsets.UTF_8)
+                + (token > 0 ? " " + token : "");
         return head + " " + crc(head);
     }
 
@@ -62,12 +74,13 @@ record TtlRecord(String id, long pid, long acquiredMillis, long leaseUntilMillis
             return corrupted("checksum mismatch (torn write or damage)");
         }
         String[] f = head.split(" ");
-        if (f.length != 7) {
+        if (f.length != 7 && f.length != 8) {
             return corrupted("wrong number of fields");
         }
         try {
             TtlRecord record = new TtlRecord(f[1], Long.parseLong(f[2]), Long.parseLong(f[3]),
-                    Long.parseLong(f[4]), f[5], URLDecoder.decode(f[6], StandardCharsets.UTF_8));
+                    Long.parseLong(f[4]), f[5], URLDecoder.decode(f[6], StandardCharsets.UTF_8),
+                    f.length == 8 ? Long.parseLong(f[7]) : 0);
             record.owner(); // validates the host name
             return new Read(Kind.VALID, record, null);
         } catch (RuntimeException e) {

@@ -4,7 +4,7 @@ import dev.kanuki.contract.ContractFor;
 import java.nio.file.Path;
 
 /** {@code file:DIR?strategy=mkdir} passes the contract. */
-@ContractFor("file")
+@ContractFor(value = "file", variants = "strategy=mkdir")
 class FileMkdirContractTest extends FileOsContractTest {
     @Override
     protected String uri(Path tempDir) {

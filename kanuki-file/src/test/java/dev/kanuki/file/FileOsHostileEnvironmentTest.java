@@ -79,31 +79,36 @@ class FileOsHostileEnvironmentTest {
         try (LockHandle h = provider.lock("board").acquire(Duration.ofSeconds(1))) {
             before = h.fencingToken();
         }
+        // Released locks leave no file; a damaged one planted in its place is reused and rewritten.
         Files.write(lockFileOf("board"), "garbage that is not a record, and long enough to fill it".repeat(5)
                 .getBytes(StandardCharsets.UTF_8));
         LockStatus status = provider.status("board");
         assertEquals(LockStatus.State.FREE, status.state());
         assertTrue(status.owner().isEmpty(), "a damaged record must not produce an owner");
-        long after;
         try (LockHandle h = provider.lock("board").acquire(Duration.ofSeconds(1))) {
-            after = h.fencingToken();
+            assertTrue(h.fencingToken() > before, "token went from " + before + " to " + h.fencingToken()
+                    + " after the record was damaged");
+            assertEquals(OwnerRecord.SIZE + 4 + "board".length(), Files.size(lockFileOf("board")),
+                    "the damaged tail was not trimmed");
+            before = h.fencingToken();
         }
-        assertTrue(after > before, "token went from " + before + " to " + after + " after the record was damaged");
         try (LockHandle h = provider.lock("board").acquire(Duration.ofSeconds(1))) {
-            assertEquals(after + 1, h.fencingToken(), "the rewritten record did not resume counting");
+            assertTrue(h.fencingToken() > before, "tokens did not go on increasing");
         }
-        assertEquals(OwnerRecord.SIZE + 4 + "board".length(), Files.size(lockFileOf("board")), "the damaged tail was not trimmed");
+        assertFalse(Files.exists(lockFileOf("board")), "a released lock left its file");
     }
 
     @Test
     void truncatedRecordIsTreatedAsDamaged() throws Exception {
+        long before;
         try (LockHandle h = provider.lock("board").acquire(Duration.ofSeconds(1))) {
-            assertTrue(h.fencingToken() >= 1);
+            before = h.fencingToken();
+            assertTrue(before >= 1);
         }
-        byte[] record = Files.readAllBytes(lockFileOf("board"));
-        Files.write(lockFileOf("board"), java.util.Arrays.copyOf(record, 40));
+        // The start of a record (its magic) cut short, planted where the released lock's file was.
+        Files.write(lockFileOf("board"), java.util.Arrays.copyOf("KNKLOCK1".getBytes(StandardCharsets.US_ASCII), 40));
         try (LockHandle h = provider.lock("board").acquire(Duration.ofSeconds(1))) {
-            assertTrue(h.fencingToken() > 1, "fencing restarted from scratch after truncation");
+            assertTrue(h.fencingToken() > before, "fencing restarted from scratch after truncation");
         }
     }
 

@@ -4,7 +4,7 @@ import dev.kanuki.contract.ContractFor;
 import java.nio.file.Path;
 
 /** {@code file:DIR?strategy=symlink} passes the contract. */
-@ContractFor("file")
+@ContractFor(value = "file", variants = "strategy=symlink")
 class FileSymlinkContractTest extends FileOsContractTest {
     @Override
     protected String uri(Path tempDir) {

@@ -34,7 +34,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The ttl strategies in a hostile lock directory, and the stale-lock races of article 003.
+ * The ttl strategies in a hostile lock directory, and the stale-lock race (A and B see an old
+ * lock, A removes it, C locks, B must not remove C's lock).
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class FileTtlHostileEnvironmentTest {
@@ -118,7 +119,7 @@ class FileTtlHostileEnvironmentTest {
     @ParameterizedTest
     @ValueSource(strings = {"mkdir", "symlink", "rename", "create"})
     void breakerNeverRemovesALockTakenAfterItsFirstLook(String name) throws Exception {
-        // Article 003: A and B see an old lock, A removes it, C locks, B must not remove C's lock.
+        // The stale-lock race: A and B see an old lock, A removes it, C locks, B must not remove C's lock.
         Path dir = locks();
         EntryStrategy strategy = strategy(name);
         TtlFileLockBackend a = new TtlFileLockBackend(dir, strategy);

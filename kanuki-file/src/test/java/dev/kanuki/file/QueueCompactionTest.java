@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The TOP-LOCK queue under contention, with compaction running all the time: no contender's
+ * The queue strategy under contention, with compaction running all the time: no contender's
  * line may be lost or come back to life. A removal lost in a compaction left a live-looking line
  * of a contender that had moved on, and the queue stalled for a whole lease.
  */
@@ -72,7 +72,7 @@ class QueueCompactionTest {
         assertEquals(0, overlaps.get(), "two contenders held the queue at once");
         QueueLockBackend observer = new QueueLockBackend(dir);
         assertEquals(LockStatus.State.FREE, observer.status("board").state(), "lines of contenders that left are still queued");
-        assertTrue(Files.size(dir.resolve(dev.kanuki.spi.SafeNames.stem("board", "L") + ".queue")) < 64 * 1024,
-                "the queue file was never compacted");
+        Path queue = dir.resolve(dev.kanuki.spi.SafeNames.stem("board", "L") + ".queue");
+        assertTrue(!Files.exists(queue) || Files.size(queue) < 64 * 1024, "the queue file was never compacted");
     }
 }

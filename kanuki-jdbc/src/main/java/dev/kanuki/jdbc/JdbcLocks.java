@@ -1,7 +1,7 @@
 package dev.kanuki.jdbc;
 
 import dev.kanuki.LockProvider;
-import dev.kanuki.engine.EngineLockProvider;
+import dev.kanuki.spi.BackendProviders;
 import dev.kanuki.spi.LockUri;
 import java.util.Objects;
 import javax.sql.DataSource;
@@ -54,7 +54,7 @@ public final class JdbcLocks {
         Objects.requireNonNull(dialect, "dialect");
         Objects.requireNonNull(options, "options");
         LockUri description = LockUri.parse(dialect.scheme() + ":datasource" + (options.isEmpty() ? "" : "?" + options));
-        return EngineLockProvider.open(description.original(),
+        return BackendProviders.open(description.original(),
                 JdbcLockBackendFactory.fromDataSource(dataSource, description, dialect, null));
     }
 }

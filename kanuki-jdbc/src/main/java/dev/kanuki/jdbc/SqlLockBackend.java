@@ -4,7 +4,6 @@ import dev.kanuki.Capabilities;
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockBackendException;
 import dev.kanuki.LockLostException;
-import dev.kanuki.LockNames;
 import dev.kanuki.LockStatus;
 import dev.kanuki.jdbc.LockKeys.LockKey;
 import dev.kanuki.jdbc.SqlDialect.SpoiledSession;
@@ -12,6 +11,7 @@ import dev.kanuki.spi.Grant;
 import dev.kanuki.spi.LockBackend;
 import dev.kanuki.spi.LockMode;
 import dev.kanuki.spi.LockRequest;
+import dev.kanuki.spi.SafeNames;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -140,7 +140,7 @@ final class SqlLockBackend implements LockBackend {
             if (tokenIssued) {
                 return token;
             }
-            String name = LockNames.printable(key.name());
+            String name = SafeNames.printable(key.name());
             if (released) {
                 throw new IllegalStateException("lock '" + name + "' was released before its fencing token was asked"
                         + " for; on " + dialect.product() + " tokens are issued on demand: call fencingToken() while"
@@ -270,7 +270,7 @@ final class SqlLockBackend implements LockBackend {
                     log.debug("an idle connection to {} had died; using a new one", pool.describe(), e);
                     continue;
                 }
-                throw failure("cannot lock '" + LockNames.printable(request.name()) + "'", e);
+                throw failure("cannot lock '" + SafeNames.printable(request.name()) + "'", e);
             } catch (RuntimeException | Error e) {
                 pool.discard(s);
                 throw e;
@@ -310,7 +310,7 @@ final class SqlLockBackend implements LockBackend {
                 if (diedWhileIdle && attempt == 0) {
                     continue;
                 }
-                throw failure("cannot take a permit of '" + LockNames.printable(request.name()) + "'", e);
+                throw failure("cannot take a permit of '" + SafeNames.printable(request.name()) + "'", e);
             } catch (RuntimeException | Error e) {
                 pool.discard(s);
                 throw e;
@@ -351,7 +351,7 @@ final class SqlLockBackend implements LockBackend {
                 boolean diedWhileIdle = s.reused && s.failedConnection(e);
                 pool.discard(s);
                 if (!diedWhileIdle) {
-                    throw failure("cannot wait for a permit of '" + LockNames.printable(request.name()) + "'", e);
+                    throw failure("cannot wait for a permit of '" + SafeNames.printable(request.name()) + "'", e);
                 }
             } catch (RuntimeException | Error e) {
                 pool.discard(s);
@@ -414,7 +414,7 @@ final class SqlLockBackend implements LockBackend {
                 reusable = dialect.unlock(g.session, g.key, g.mode);
                 if (!reusable) {
                     log.warn("lock '{}' was no longer held by its session when released on {}: it had been lost",
-                            LockNames.printable(g.key.name()), pool.describe());
+                            SafeNames.printable(g.key.name()), pool.describe());
                 }
             } catch (SQLException e) {
                 reusable = false; // the connection died, and the lock with it
@@ -441,7 +441,7 @@ final class SqlLockBackend implements LockBackend {
                 if (g.session.failedConnection(e)) {
                     return false; // a session lock cannot outlive its connection
                 }
-                throw failure("cannot check lock '" + LockNames.printable(g.key.name()) + "'", e);
+                throw failure("cannot check lock '" + SafeNames.printable(g.key.name()) + "'", e);
             }
         }
     }
@@ -449,7 +449,7 @@ final class SqlLockBackend implements LockBackend {
     @Override
     public LockStatus status(String name) {
         LockKey key = keys.lock(name);
-        return withSession("read the status of '" + LockNames.printable(name) + "'", s -> dialect.status(s, key));
+        return withSession("read the status of '" + SafeNames.printable(name) + "'", s -> dialect.status(s, key));
     }
 
     /**
@@ -490,16 +490,16 @@ final class SqlLockBackend implements LockBackend {
             return before;
         }
         if (!force) {
-            throw new IllegalStateException("lock '" + LockNames.printable(name) + "' is held"
+            throw new IllegalStateException("lock '" + SafeNames.printable(name) + "' is held"
                     + before.owner().map(o -> " by " + o.describe()).orElse("") + " through a live database session; the"
                     + " server frees it the moment that session ends. Stop the holder, or use force to end its session");
         }
         LockKey key = keys.lock(name);
-        withSession("end the sessions holding '" + LockNames.printable(name) + "'", s -> {
+        withSession("end the sessions holding '" + SafeNames.printable(name) + "'", s -> {
             for (long session : dialect.holderSessions(s, key)) {
                 if (!dialect.endSession(s, session)) {
                     log.warn("the server did not end session {} holding '{}' (gone already, or not allowed)", session,
-                            LockNames.printable(name));
+                            SafeNames.printable(name));
                 }
             }
             return null;
@@ -561,8 +561,8 @@ final class SqlLockBackend implements LockBackend {
             if (collisions.add(pair)) {
                 log.warn("lock names '{}' and '{}' map to the same {} lock key {} on {}: they exclude each other"
                         + " (safe: never two holders; but one waits for the other). Fencing tokens and owner records"
-                        + " stay separate. Rename one of them to end the waiting.", LockNames.printable(key.name()),
-                        LockNames.printable(other), dialect.product(), key.key(), pool.describe());
+                        + " stay separate. Rename one of them to end the waiting.", SafeNames.printable(key.name()),
+                        SafeNames.printable(other), dialect.product(), key.key(), pool.describe());
             }
         }
     }

@@ -3,13 +3,13 @@ package dev.kanuki.sqlite;
 import dev.kanuki.Capabilities;
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockBackendException;
-import dev.kanuki.LockNames;
 import dev.kanuki.LockStatus;
 import dev.kanuki.OwnerInfo;
 import dev.kanuki.spi.Grant;
 import dev.kanuki.spi.LockBackend;
 import dev.kanuki.spi.LockMode;
 import dev.kanuki.spi.LockRequest;
+import dev.kanuki.spi.SafeNames;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -26,7 +26,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code sqlite:DIR}: SEEDS.md article 002's try-lock. Each lock name has its own SQLite
+ * {@code sqlite:DIR}: a try-lock on SQLite's write lock. Each lock name has its own SQLite
  * database in {@code DIR}; holding the lock is holding a connection with an open
  * {@code BEGIN IMMEDIATE} transaction on it, i.e. SQLite's write lock. {@code BEGIN IMMEDIATE}
  * fails at once with {@code SQLITE_BUSY} (busy timeout 0) while another connection holds it, and
@@ -271,8 +271,8 @@ final class SqliteLockBackend implements LockBackend {
             }
             giveBack(session);
             if (record != null && !record.name().equals(name)) {
-                log.warn("lock database {} records lock '{}', not '{}'", path, LockNames.printable(record.name()),
-                        LockNames.printable(name));
+                log.warn("lock database {} records lock '{}', not '{}'", path, SafeNames.printable(record.name()),
+                        SafeNames.printable(name));
                 return new LockStatus(name, LockStatus.State.UNKNOWN, Optional.empty(), -1);
             }
             return new LockStatus(name, state, Optional.ofNullable(record == null ? null : record.owner()),

@@ -1,6 +1,7 @@
 package dev.kanuki.sqlite;
 
 import dev.kanuki.LockBackendException;
+import dev.kanuki.spi.FileErrors;
 import dev.kanuki.spi.LockBackend;
 import dev.kanuki.spi.LockBackendFactory;
 import dev.kanuki.spi.LockUri;
@@ -88,6 +89,10 @@ public final class SqliteLockBackendFactory implements LockBackendFactory {
             }
             Path real = absolute.toRealPath();
             if (!Files.isWritable(real)) {
+                if (isOnReadOnlyFileSystem(real)) {
+                    throw new LockBackendException("lock directory " + real + " is on a read-only file system",
+                            "name a directory on a writable file system with sqlite:DIR", null);
+                }
                 throw new LockBackendException("lock directory " + real + " is not writable by user "
                         + System.getProperty("user.name"), "fix its permissions or name another path", null);
             }
@@ -96,8 +101,17 @@ public final class SqliteLockBackendFactory implements LockBackendFactory {
             throw new LockBackendException("cannot create or open lock directory " + absolute + ": permission denied on "
                     + e.getFile(), "name a directory you can write with sqlite:DIR", e);
         } catch (IOException e) {
-            throw new LockBackendException("cannot prepare lock directory " + absolute + ": " + e,
-                    "check the path and free space", e);
+            throw new LockBackendException("cannot create lock directory " + absolute + ": " + FileErrors.reason(e),
+                    FileErrors.hint(e, "sqlite"), e);
+        }
+    }
+
+    /** @return whether the directory's file system is mounted read-only (where that can be told) */
+    private static boolean isOnReadOnlyFileSystem(Path dir) {
+        try {
+            return Files.getFileStore(dir).isReadOnly();
+        } catch (IOException | RuntimeException e) {
+            return false;
         }
     }
 }

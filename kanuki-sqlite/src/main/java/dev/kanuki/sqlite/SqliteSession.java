@@ -1,6 +1,7 @@
 package dev.kanuki.sqlite;
 
 import dev.kanuki.OwnerInfo;
+import dev.kanuki.spi.SafeNames;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -55,10 +56,10 @@ final class SqliteSession implements AutoCloseable {
         this.beginImmediate = connection.prepareStatement("BEGIN IMMEDIATE");
         this.commit = connection.prepareStatement("COMMIT");
         this.rollback = connection.prepareStatement("ROLLBACK");
-        this.bump = connection.prepareStatement("UPDATE kanuki_lock SET token = token + 1, owner_host = ?, owner_pid = ?,"
-                + " owner_id = ?, acquired_at = ? WHERE id = 0 AND name = ? RETURNING token");
+        this.bump = connection.prepareStatement("UPDATE kanuki_lock SET token = max(token + 1, ?), owner_host = ?,"
+                + " owner_pid = ?, owner_id = ?, acquired_at = ? WHERE id = 0 AND name = ? RETURNING token");
         this.insert = connection.prepareStatement("INSERT INTO kanuki_lock (id, name, token, owner_host, owner_pid,"
-                + " owner_id, acquired_at) VALUES (0, ?, 1, ?, ?, ?, ?)");
+                + " owner_id, acquired_at) VALUES (0, ?, ?, ?, ?, ?, ?)");
         this.read = connection.prepareStatement("SELECT name, token, owner_host, owner_pid, owner_id, acquired_at"
                 + " FROM kanuki_lock WHERE id = 0");
     }
@@ -190,11 +191,13 @@ final class SqliteSession implements AutoCloseable {
      * @throws NameCollisionException when the database belongs to another name
      */
     long issueToken(String name, OwnerInfo owner) throws SQLException {
-        bump.setString(1, owner.host());
-        bump.setLong(2, owner.pid());
-        bump.setString(3, owner.id());
-        bump.setLong(4, owner.acquiredAt().toEpochMilli());
-        bump.setString(5, name);
+        long floor = timeFloor();
+        bump.setLong(1, floor);
+        bump.setString(2, owner.host());
+        bump.setLong(3, owner.pid());
+        bump.setString(4, owner.id());
+        bump.setLong(5, owner.acquiredAt().toEpochMilli());
+        bump.setString(6, name);
         try (ResultSet rs = bump.executeQuery()) {
             if (rs.next()) {
                 return rs.getLong(1);
@@ -205,12 +208,23 @@ final class SqliteSession implements AutoCloseable {
             throw new NameCollisionException(path, existing.name(), name);
         }
         insert.setString(1, name);
-        insert.setString(2, owner.host());
-        insert.setLong(3, owner.pid());
-        insert.setString(4, owner.id());
-        insert.setLong(5, owner.acquiredAt().toEpochMilli());
+        insert.setLong(2, floor);
+        insert.setString(3, owner.host());
+        insert.setLong(4, owner.pid());
+        insert.setString(5, owner.id());
+        insert.setLong(6, owner.acquiredAt().toEpochMilli());
         insert.executeUpdate();
-        return 1;
+        return floor;
+    }
+
+    /**
+     * The lowest token a new acquisition may get: microseconds of the wall clock. A database
+     * deleted or replaced behind its holders (an operator's {@code rm}, a restored backup)
+     * starts again from here, above every token it issued before, unless the name was taken
+     * more than a million times a second or the clock went back.
+     */
+    private static long timeFloor() {
+        return System.currentTimeMillis() * 1000;
     }
 
     /** @return the record, or null when the database has none yet */
@@ -290,8 +304,8 @@ final class SqliteSession implements AutoCloseable {
         private static final long serialVersionUID = 1L;
 
         NameCollisionException(Path path, String recorded, String wanted) {
-            super("lock database " + path + " belongs to lock '" + dev.kanuki.LockNames.printable(recorded)
-                    + "', not to '" + dev.kanuki.LockNames.printable(wanted) + "'");
+            super("lock database " + path + " belongs to lock '" + SafeNames.printable(recorded)
+                    + "', not to '" + SafeNames.printable(wanted) + "'");
         }
     }
 }

@@ -21,6 +21,22 @@ class SqliteContractTest extends LockProviderContract {
         return "sqlite:" + tempDir.resolve("locks.db");
     }
 
+    /**
+     * A lock database deleted behind its holder (an operator's {@code rm}): the holder's check
+     * that its path still names the database it locked fails, and the next acquirer starts a new
+     * database.
+     */
+    @Override
+    protected void takeAway(String uri, String name, dev.kanuki.LockHandle holder) throws Exception {
+        try (Stream<Path> list = Files.list(tempDir.resolve("locks.db"))) {
+            for (Path p : list.toList()) {
+                if (p.getFileName().toString().startsWith("contract_")) {
+                    Files.delete(p);
+                }
+            }
+        }
+    }
+
     @Override
     protected void assertNothingOutside(Path tempDir) throws Exception {
         Set<String> top;

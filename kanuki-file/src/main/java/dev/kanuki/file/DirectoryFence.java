@@ -1,0 +1,182 @@
+package dev.kanuki.file;
+
+import dev.kanuki.LockBackendException;
+import java.io.IOException;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The fencing counter of a whole lock directory: one empty file whose <em>name</em> holds the
+ * value, {@code kanuki-fence.N}. Taking the next token renames it to {@code kanuki-fence.N+1}:
+ * a rename of a file that is gone fails, so two processes can never both move N to N+1 (a
+ * compare-and-swap made of one rename, which works on NFS too). One counter for every name
+ * keeps each name's tokens increasing even though a released name leaves no file behind; the
+ * cost is that tokens of one name are increasing but not consecutive.
+ *
+ * <p>The counter is made once, by whoever creates the marker {@code kanuki-fence}
+ * ({@code CREATE_NEW}); it starts at the current time in microseconds, so a counter made again
+ * (its file removed by hand) still starts above every token given before, as long as fewer than
+ * a million tokens a second were taken on average. That leaves two files in the directory for
+ * all fencing. Each JVM remembers the last value it saw, so the next rename usually succeeds at
+ * once; when the counter moved on, a few probes forward find it, and only then is the directory
+ * listed.
+ */
+final class DirectoryFence {
+    static final String PREFIX = "kanuki-fence.";
+    private static final String MARKER = "kanuki-fence";
+    private static final int PROBES = 64;
+    private static final ConcurrentHashMap<Path, DirectoryFence> BY_DIRECTORY = new ConcurrentHashMap<>();
+
+    private final Path directory;
+    private final AtomicLong known = new AtomicLong(-1);
+
+    private DirectoryFence(Path directory) {
+        this.directory = directory;
+    }
+
+    /** @return the counter of a lock directory (one object per directory per JVM) */
+    static DirectoryFence of(Path directory) {
+        return BY_DIRECTORY.computeIfAbsent(directory, DirectoryFence::new);
+    }
+
+    private Path counter(long value) {
+        return directory.resolve(PREFIX + value);
+    }
+
+    /** @return the next token, strictly greater than every token this directory gave before */
+    long next() {
+        try {
+            long n = known.get();
+            for (int round = 0; round < 5; round++) {
+                if (n < 0) {
+                    n = locate();
+                }
+                for (int probe = 0; probe < PROBES; probe++, n++) {
+                    if (tryMove(n, n + 1)) {
+                        known.accumulateAndGet(n + 1, Math::max);
+                        return n + 1;
+                    }
+                }
+                n = -1;
+            }
+            throw new LockBackendException("the fencing counter " + directory.resolve(PREFIX + "*") + " keeps moving",
+                    "something else renames files in " + directory, null);
+        } catch (IOException e) {
+            throw LockFile.failure("cannot take a fencing token from " + directory.resolve(PREFIX + "*"), e);
+        }
+    }
+
+    /** Makes the counter at least {@code value} (a token issued from elsewhere, before its record is removed). */
+    void raiseTo(long value) {
+        if (known.get() >= value) {
+            return; // the counter only moves up, and it was at least this
+        }
+        try {
+            for (int round = 0; round < 100; round++) {
+                long n = locate();
+                if (n >= value || tryMove(n, value)) {
+                    known.accumulateAndGet(Math.max(n, value), Math::max);
+                    return;
+                }
+            }
+            throw new LockBackendException("the fencing counter " + directory.resolve(PREFIX + "*") + " keeps moving",
+                    "something else renames files in " + directory, null);
+        } catch (IOException e) {
+            throw LockFile.failure("cannot raise the fencing counter in " + directory, e);
+        }
+    }
+
+    private boolean tryMove(long from, long to) throws IOException {
+        try {
+            Files.move(counter(from), counter(to), StandardCopyOption.ATOMIC_MOVE);
+            return true;
+        } catch (NoSuchFileException e) {
+            return false;
+        } catch (AtomicMoveNotSupportedException e) {
+            throw new LockBackendException("the file system of " + directory + " cannot rename atomically",
+                    "use a local file system for the lock directory", e);
+        }
+    }
+
+    /** Finds the counter by listing the directory, making it when it was never made. */
+    private long locate() throws IOException {
+        for (int round = 0; round < 40; round++) {
+            long found = list();
+            if (found >= 0) {
+                return found;
+            }
+            if (round == 0 && create()) {
+                continue;
+            }
+            // A listing can miss a file renamed while it runs; or the maker is between its two steps
+            // (microseconds apart). Past that, the counter was removed by hand: make it again.
+            if (round >= 15) {
+                recreateLost();
+            }
+            sleep(round < 10 ? 1 : 10);
+        }
+        throw new LockBackendException("the fencing counter " + directory.resolve(PREFIX + "*") + " is missing",
+                "remove " + directory.resolve(MARKER) + " when no process uses the directory", null);
+    }
+
+    /** @return true when this call made the counter */
+    private boolean create() throws IOException {
+        try {
+            Files.createFile(directory.resolve(MARKER));
+        } catch (FileAlreadyExistsException e) {
+            return false;
+        }
+        Files.createFile(counter(System.currentTimeMillis() * 1000));
+        return true;
+    }
+
+    /** The marker exists but the counter has been gone for a while (removed by hand): make it again. */
+    private void recreateLost() throws IOException {
+        try (BreakerLock breaker = BreakerLock.tryTake(directory, MARKER)) {
+            if (breaker != null && list() < 0) {
+                long base = Math.max(System.currentTimeMillis() * 1000, known.get() + 1);
+                try {
+                    Files.createFile(counter(base));
+                } catch (FileAlreadyExistsException e) {
+                    // made meanwhile
+                }
+            }
+        }
+    }
+
+    private long list() throws IOException {
+        long found = -1;
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory, PREFIX + "*")) {
+            for (Path entry : entries) {
+                String suffix = entry.getFileName().toString().substring(PREFIX.length());
+                try {
+                    long value = Long.parseLong(suffix);
+                    BasicFileAttributes attrs = SafeFiles.look(entry);
+                    if (attrs != null && attrs.isRegularFile()) {
+                        found = Math.max(found, value);
+                    }
+                } catch (NumberFormatException ignored) {
+                    // a temp or foreign file
+                }
+            }
+        }
+        return found;
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("interrupted while looking for the fencing counter", "", e);
+        }
+    }
+}

@@ -1,0 +1,254 @@
+package dev.kanuki.file;
+
+import dev.kanuki.LockBackendException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+
+/**
+ * Opens kanuki's own small files in a lock directory someone may have tampered with, so that no
+ * call can block or write through a link:
+ *
+ * <ul>
+ *   <li>the path is looked at first ({@code lstat}): a symbolic link, directory, FIFO, socket or
+ *       device is refused at once, naming the path and what was found;</li>
+ *   <li>a file about to be written is refused when it has more than one hard link (a victim
+ *       planted by {@code ln}); files kanuki replaces are written to a new name and renamed;</li>
+ *   <li>it is opened read-write (on Linux, opening a FIFO read-write never blocks; a socket
+ *       fails at once) and never following links, then looked at again: if the path no longer
+ *       names the same regular file, the channel is closed and the call fails;</li>
+ *   <li>reads and writes are positional ({@code pread}/{@code pwrite}), which fail at once on a
+ *       FIFO instead of waiting for a writer.</li>
+ * </ul>
+ */
+final class SafeFiles {
+    private SafeFiles() {
+    }
+
+    /** @return what is at the path, without following links, or null when nothing is */
+    static BasicFileAttributes look(Path path) throws IOException {
+        try {
+            return Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
+    /** @return "a FIFO", "a socket", "a directory"... for messages */
+    static String kind(Path path, BasicFileAttributes attrs) {
+        if (attrs.isSymbolicLink()) {
+            return "a symbolic link";
+        }
+        if (attrs.isDirectory()) {
+            return "a directory";
+        }
+        if (attrs.isRegularFile()) {
+            return "a regular file";
+        }
+        try {
+            int type = ((Integer) Files.getAttribute(path, "unix:mode", LinkOption.NOFOLLOW_LINKS)) & 0170000;
+            return switch (type) {
+                case 0010000 -> "a FIFO (named pipe)";
+                case 0140000 -> "a socket";
+                case 0020000 -> "a character device";
+                case 0060000 -> "a block device";
+                default -> "a special file";
+            };
+        } catch (IOException | RuntimeException e) {
+            return "a special file";
+        }
+    }
+
+    /** @return the number of hard links of the file at the path (1 where it cannot be told; 0 when it is gone) */
+    static int links(Path path) throws IOException {
+        try {
+            return (Integer) Files.getAttribute(path, "unix:nlink", LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return 0;
+        } catch (UnsupportedOperationException | IllegalArgumentException e) {
+            return 1;
+        }
+    }
+
+    static LockBackendException refused(String what, Path path, String found) {
+        return new LockBackendException(what + " " + path + " is " + found
+                + "; kanuki never follows, writes through or deletes such entries",
+                "if you did not create it, inspect it and remove it by hand", null);
+    }
+
+    static LockBackendException linked(String what, Path path, int links) {
+        return new LockBackendException(what + " " + path + " has " + links
+                + " hard links; kanuki never writes through a link (another name of the same file would change too)",
+                "if you did not create the other link, inspect it and remove " + path + " by hand", null);
+    }
+
+    /**
+     * Checks that the path is a regular file that may be used.
+     *
+     * @param forWrite also require a single hard link
+     * @return its attributes, or null when nothing is there
+     */
+    static BasicFileAttributes checkRegular(String what, Path path, boolean forWrite) throws IOException {
+        BasicFileAttributes attrs = look(path);
+        if (attrs == null) {
+            return null;
+        }
+        if (!attrs.isRegularFile()) {
+            throw refused(what, path, kind(path, attrs));
+        }
+        if (forWrite) {
+            int links = links(path);
+            if (links == 0) {
+                return null; // removed just now
+            }
+            if (links > 1) {
+                throw linked(what, path, links);
+            }
+        }
+        return attrs;
+    }
+
+    /**
+     * Opens an existing regular file read-write, with every check above.
+     *
+     * @param what how messages call the file ("queue file")
+     * @param forWrite whether it will be written (a second hard link is then refused)
+     * @throws NoSuchFileException when nothing is at the path
+     */
+    static FileChannel openExisting(String what, Path path, boolean forWrite) throws IOException {
+        return openExistingWithKey(what, path, forWrite).channel();
+    }
+
+    /** An opened file and its identity (the path named that file before and after the open). */
+    record Opened(FileChannel channel, Object fileKey) {
+    }
+
+    /** {@link #openExisting}, also telling which file was opened. */
+    static Opened openExistingWithKey(String what, Path path, boolean forWrite) throws IOException {
+        for (int round = 0; ; round++) {
+            try {
+                return openExistingOnce(what, path, forWrite);
+            } catch (Replaced e) {
+                if (round >= 1000) {
+                    throw e.failure;
+                }
+            }
+        }
+    }
+
+    private static Opened openExistingOnce(String what, Path path, boolean forWrite) throws IOException {
+        BasicFileAttributes before = checkRegular(what, path, forWrite);
+        if (before == null) {
+            throw new NoSuchFileException(path.toString());
+        }
+        FileChannel channel;
+        try {
+            channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+        } catch (AccessDeniedException e) {
+            if (forWrite) {
+                throw e;
+            }
+            // A file of another user we may only read: the look above showed a regular file.
+            channel = FileChannel.open(path, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+        }
+        return new Opened(confirmOpened(what, path, channel, before.fileKey(), forWrite, false), before.fileKey());
+    }
+
+    /**
+     * Opens (creating when absent) a regular file for appending or writing, with every check.
+     */
+    static FileChannel openOrCreate(String what, Path path, boolean append) throws IOException {
+        for (int round = 0; ; round++) {
+            try {
+                return openOrCreateOnce(what, path, append);
+            } catch (Replaced e) {
+                if (round >= 1000) {
+                    throw e.failure;
+                }
+            }
+        }
+    }
+
+    private static FileChannel openOrCreateOnce(String what, Path path, boolean append) throws IOException {
+        BasicFileAttributes before = checkRegular(what, path, true);
+        FileChannel channel = append
+                ? FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND,
+                        LinkOption.NOFOLLOW_LINKS)
+                : FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                        LinkOption.NOFOLLOW_LINKS);
+        return confirmOpened(what, path, channel, before == null ? null : before.fileKey(), true, true);
+    }
+
+    /**
+     * The check after opening: the path still names a regular file, the same one seen before
+     * (when one was), with one link when it will be written. Closes the channel when not.
+     */
+    static FileChannel confirmOpened(String what, Path path, FileChannel channel, Object expectedKey, boolean forWrite,
+                                     boolean creating) throws IOException {
+        try {
+            BasicFileAttributes after = look(path);
+            if (after == null) {
+                if (creating) {
+                    throw new Replaced(new LockBackendException(what + " " + path + " keeps being removed while it is"
+                            + " being opened", "something else is removing files in the lock directory; stop it", null));
+                }
+                throw new NoSuchFileException(path.toString());
+            }
+            if (!after.isRegularFile()) {
+                throw refused(what, path, kind(path, after));
+            }
+            if (expectedKey != null && !expectedKey.equals(after.fileKey())) {
+                // Replaced between the look and the open (a queue compaction does that): look again.
+                throw new Replaced(new LockBackendException(what + " " + path + " keeps being replaced while it is"
+                        + " being opened", "something else is creating or removing files in the lock directory; stop it", null));
+            }
+            if (forWrite) {
+                int links = links(path);
+                if (links == 0) {
+                    if (creating) {
+                        throw new Replaced(new LockBackendException(what + " " + path + " keeps being removed while it"
+                                + " is being opened", "something else is removing files in the lock directory; stop it", null));
+                    }
+                    throw new NoSuchFileException(path.toString());
+                }
+                if (links > 1) {
+                    throw linked(what, path, links);
+                }
+            }
+            return channel;
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+    }
+
+    /** The path named another file after opening than before: the caller looks again. */
+    private static final class Replaced extends IOException {
+        final LockBackendException failure;
+
+        Replaced(LockBackendException failure) {
+            super(failure.getMessage());
+            this.failure = failure;
+        }
+    }
+
+    /** Reads up to {@code max} bytes from the start with positional reads (never blocks on a FIFO). */
+    static ByteBuffer readFrom(FileChannel channel, int max) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocate(max);
+        while (buffer.hasRemaining()) {
+            int n = channel.read(buffer, buffer.position());
+            if (n <= 0) {
+                break;
+            }
+        }
+        buffer.flip();
+        return buffer;
+    }
+}

@@ -1,0 +1,702 @@
+package dev.kanuki.contract;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.kanuki.Capabilities;
+import dev.kanuki.DistributedLock;
+import dev.kanuki.DistributedReadWriteLock;
+import dev.kanuki.DistributedSemaphore;
+import dev.kanuki.LeaseKind;
+import dev.kanuki.LockHandle;
+import dev.kanuki.LockLostException;
+import dev.kanuki.LockProvider;
+import dev.kanuki.LockSet;
+import dev.kanuki.LockStatus;
+import dev.kanuki.LockTimeoutException;
+import dev.kanuki.LockedFile;
+import dev.kanuki.Locks;
+import dev.kanuki.torture.Torture;
+import dev.kanuki.torture.TortureOptions;
+import dev.kanuki.torture.TortureResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Lock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The contract every backend passes. A backend's test extends this class, names its scheme with
+ * {@link ContractFor}, and says how to make a fresh URI; everything else is here. Parts a backend
+ * declares it cannot do (through {@link Capabilities}) are skipped with the reason.
+ *
+ * <p>Cross-process parts start real JVMs ({@link HolderProcess}, {@link Torture}); timing checks
+ * have explicit, generous margins because CI machines are noisy.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+public abstract class LockProviderContract {
+    /** How late a timeout may end and still pass: generous, CI machines are noisy. */
+    protected static final Duration TIMING_SLACK = Duration.ofMillis(1500);
+
+    @TempDir
+    protected Path tempDir;
+    protected LockProvider provider;
+    protected String lockName;
+
+    /**
+     * @param tempDir a fresh directory for this test
+     * @return a URI for a backend no other test uses
+     */
+    protected abstract String uri(Path tempDir);
+
+    /**
+     * Checks that a backend created nothing outside its own storage, after hostile names were
+     * used. Backends with a directory override this.
+     *
+     * @param tempDir the test's directory
+     */
+    protected void assertNothingOutside(Path tempDir) throws Exception {
+    }
+
+    @BeforeEach
+    void openProvider(TestInfo info) {
+        provider = LockProvider.open(uri(tempDir));
+        lockName = "contract/" + info.getTestMethod().map(m -> m.getName()).orElse("test");
+    }
+
+    @AfterEach
+    void closeProvider() {
+        if (provider != null) {
+            provider.close();
+        }
+    }
+
+    protected Capabilities caps() {
+        return provider.capabilities();
+    }
+
+    /**
+     * The store of {@link #uri} with a short lease, for backends whose locks live by a lease
+     * that must be renewed. The default adds the engine's {@code lease} option to the URI of
+     * backends whose {@link Capabilities#leaseKind()} is {@link LeaseKind#TTL}.
+     *
+     * @param lease the lease to use
+     * @return the URI, or empty when the backend's locks have no lease to renew
+     */
+    protected Optional<String> shortLeaseUri(Duration lease) {
+        if (caps().leaseKind() != LeaseKind.TTL) {
+            return Optional.empty();
+        }
+        String base = provider.uri().contains("***") ? uri(tempDir) : provider.uri();
+        return Optional.of(base + (base.contains("?") ? "&" : "?") + "lease=" + lease.toMillis() + "ms");
+    }
+
+    /**
+     * Takes a held lock away behind its holder, the way an operator or a failure would for this
+     * backend. The default breaks it by force through another provider on the same store; a
+     * backend whose locks cannot be broken that way overrides this (ending the holder's server
+     * session, deleting the key…) or leaves the test skipped.
+     *
+     * @param uri the store's URI (as the holder opened it)
+     * @param name the lock's name
+     * @param holder the holder's handle, for backends that need to find its session
+     * @throws org.opentest4j.TestAbortedException (through an assumption) when the backend has no way
+     */
+    protected void takeAway(String uri, String name, LockHandle holder) throws Exception {
+        try (LockProvider other = LockProvider.open(uri)) {
+            other.breakLock(name, true);
+        } catch (UnsupportedOperationException e) {
+            assumeTrue(false, provider.uri() + ": its locks cannot be taken from a live holder (" + e.getMessage()
+                    + "); a backend test overrides takeAway() when there is a way");
+        }
+    }
+
+    /**
+     * How soon a holder learns that its lock was taken away ({@code lost()} completes), as the
+     * backend documents it. The default: within the lease for ttl backends (the watchdog renews
+     * every third of it), within a few seconds for session backends (checked every second).
+     *
+     * @param lease the lease the holder's provider uses
+     * @return the bound, without the test's timing slack
+     */
+    protected Duration lostWithin(Duration lease) {
+        return caps().leaseKind() == LeaseKind.TTL ? lease : Duration.ofSeconds(3);
+    }
+
+    protected void assumeCrossProcess() {
+        assumeTrue(caps().crossProcess(), provider.uri() + " is in-process only: no other process can see its locks");
+    }
+
+    // ------------------------------------------------------------------ exclusion
+
+    @Test
+    void exclusionBetweenThreads() throws Exception {
+        DistributedLock lock = provider.lock(lockName);
+        int threads = 8;
+        int iterations = 200;
+        int[] counter = {0};
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger maxInside = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<Future<?>> done = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            done.add(pool.submit(() -> {
+                for (int i = 0; i < iterations; i++) {
+                    try (LockHandle h = lock.acquire(Duration.ofSeconds(30))) {
+                        int now = inside.incrementAndGet();
+                        maxInside.accumulateAndGet(now, Math::max);
+                        int read = counter[0];
+                        Thread.yield();
+                        counter[0] = read + 1;
+                        inside.decrementAndGet();
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : done) {
+            f.get();
+        }
+        pool.shutdown();
+        assertEquals(1, maxInside.get(), "two threads were inside the lock at once");
+        assertEquals(threads * iterations, counter[0], "updates were lost under the lock");
+    }
+
+    @Test
+    void exclusionBetweenProcesses() throws Exception {
+        assumeCrossProcess();
+        TortureResult result = Torture.run(new TortureOptions(provider.uri(), lockName, 4, 150,
+                tempDir.resolve("torture"), Duration.ZERO, Duration.ofSeconds(60)), null);
+        assertTrue(result.workerErrors().isEmpty(), "workers failed: " + result.workerErrors());
+        assertEquals(0, result.overlaps(), "the overlap log shows two holders at once");
+        assertEquals(0, result.fencingViolations(), "fencing tokens did not increase from holder to holder");
+        assertEquals(result.expected(), result.actual(), "updates were lost across processes");
+    }
+
+    // ------------------------------------------------------------------ try-lock and timeouts
+
+    @Test
+    void tryAcquireFailsWhileHeldInThisJvm() throws Exception {
+        DistributedLock lock = provider.lock(lockName);
+        try (LockHandle held = lock.acquire(Duration.ofSeconds(5))) {
+            Optional<LockHandle> other = CompletableFuture.supplyAsync(lock::tryAcquire).get(30, TimeUnit.SECONDS);
+            assertTrue(other.isEmpty(), "tryAcquire succeeded while another thread held the lock");
+            assertTrue(lock.tryAcquire().isEmpty(), "the lock is not reentrant; a second tryAcquire must fail");
+        }
+        Optional<LockHandle> after = lock.tryAcquire();
+        assertTrue(after.isPresent(), "tryAcquire failed after the holder released");
+        after.get().close();
+    }
+
+    @Test
+    void tryAcquireFailsWhileHeldByAnotherProcess() throws Exception {
+        assumeCrossProcess();
+        DistributedLock lock = provider.lock(lockName);
+        try (HolderProcess holder = HolderProcess.start(provider.uri(), lockName, "exclusive", tempDir.resolve("holder.err"))) {
+            assertTrue(lock.tryAcquire().isEmpty(), "tryAcquire succeeded while another process held the lock");
+            holder.close();
+            try (LockHandle h = lock.acquire(Duration.ofSeconds(10))) {
+                assertTrue(h.fencingToken() > holder.token(), "fencing token did not increase after the other process");
+            }
+        }
+    }
+
+    @Test
+    void acquireTimesOutWithinMargin() throws Exception {
+        DistributedLock lock = provider.lock(lockName);
+        try (LockHandle held = lock.acquire(Duration.ofSeconds(5))) {
+            Duration timeout = Duration.ofMillis(400);
+            long start = System.nanoTime();
+            Future<?> attempt = Executors.newSingleThreadExecutor().submit(() -> lock.acquire(timeout));
+            ExecutionException e = assertThrows(ExecutionException.class, () -> attempt.get(30, TimeUnit.SECONDS));
+            long elapsed = System.nanoTime() - start;
+            assertTrue(e.getCause() instanceof LockTimeoutException, "expected a timeout, got " + e.getCause());
+            assertTrue(elapsed >= timeout.toNanos(), "gave up early: " + elapsed / 1_000_000 + "ms");
+            assertTrue(elapsed < timeout.plus(TIMING_SLACK).toNanos(), "gave up late: " + elapsed / 1_000_000 + "ms");
+            assertTrue(e.getCause().getMessage().contains(lockName), "the message names the lock: " + e.getCause().getMessage());
+        }
+    }
+
+    @Test
+    void tryAcquireWithTimeoutWaitsForAnotherProcess() throws Exception {
+        assumeCrossProcess();
+        DistributedLock lock = provider.lock(lockName);
+        try (HolderProcess holder = HolderProcess.start(provider.uri(), lockName, "exclusive", tempDir.resolve("holder.err"))) {
+            long start = System.nanoTime();
+            assertTrue(lock.tryAcquire(Duration.ofMillis(300)).isEmpty(), "acquired a lock another process holds");
+            long elapsed = System.nanoTime() - start;
+            assertTrue(elapsed >= Duration.ofMillis(300).toNanos() && elapsed < Duration.ofMillis(300).plus(TIMING_SLACK).toNanos(),
+                    "timeout not honoured: " + elapsed / 1_000_000 + "ms");
+            CompletableFuture<LockHandle> waiting = lock.acquireAsync(Duration.ofSeconds(30));
+            Thread.sleep(100);
+            assertFalse(waiting.isDone(), "async acquire completed while another process held the lock");
+            holder.close();
+            waiting.get(30, TimeUnit.SECONDS).close();
+        }
+    }
+
+    // ------------------------------------------------------------------ fencing
+
+    @Test
+    void fencingTokensIncreaseFromHolderToHolder() {
+        DistributedLock lock = provider.lock(lockName);
+        long previous = Long.MIN_VALUE;
+        for (int i = 0; i < 20; i++) {
+            try (LockHandle h = lock.acquire(Duration.ofSeconds(5))) {
+                assertTrue(h.fencingToken() > previous, "token " + h.fencingToken() + " after " + previous);
+                previous = h.fencingToken();
+            }
+        }
+    }
+
+    @Test
+    void fencingTokensSurviveReopening() {
+        assumeTrue(caps().persistentFencing(), provider.uri() + " keeps no fencing state outside this JVM");
+        long first;
+        try (LockHandle h = provider.lock(lockName).acquire(Duration.ofSeconds(5))) {
+            first = h.fencingToken();
+        }
+        provider.close();
+        provider = LockProvider.open(uri(tempDir));
+        try (LockHandle h = provider.lock(lockName).acquire(Duration.ofSeconds(5))) {
+            assertTrue(h.fencingToken() > first, "token went from " + first + " to " + h.fencingToken() + " after reopening");
+        }
+    }
+
+    // ------------------------------------------------------------------ release
+
+    @Test
+    void closeReleasesAndIsIdempotent() {
+        DistributedLock lock = provider.lock(lockName);
+        LockHandle h = lock.acquire(Duration.ofSeconds(5));
+        assertTrue(h.isHeld());
+        h.verify();
+        h.close();
+        assertFalse(h.isHeld());
+        h.close();
+        assertThrows(LockLostException.class, h::verify, "verify after close must fail");
+        Optional<LockHandle> again = lock.tryAcquire();
+        assertTrue(again.isPresent(), "close did not release the lock");
+        again.get().close();
+    }
+
+    @Test
+    void providerCloseReleasesItsLocks() {
+        LockProvider other = LockProvider.open(provider.uri());
+        LockHandle held = other.lock(lockName).acquire(Duration.ofSeconds(5));
+        other.close();
+        assertFalse(held.isHeld(), "a handle of a closed provider still says it is held");
+        Optional<LockHandle> mine = provider.lock(lockName).tryAcquire();
+        assertTrue(mine.isPresent(), "closing the provider did not release its lock");
+        mine.get().close();
+        assertThrows(IllegalStateException.class, () -> other.lock(lockName).tryAcquire());
+    }
+
+    @Test
+    void crashedHolderIsReplaced() throws Exception {
+        assumeCrossProcess();
+        DistributedLock lock = provider.lock(lockName);
+        HolderProcess holder = HolderProcess.start(provider.uri(), lockName, "exclusive", tempDir.resolve("holder.err"));
+        assertTrue(lock.tryAcquire().isEmpty(), "the holder process does not hold the lock");
+        holder.kill(); // SIGKILL: no shutdown hook, no release
+        long start = System.nanoTime();
+        Duration bound = caps().leaseKind() == LeaseKind.TTL ? Duration.ofSeconds(35) : Duration.ofSeconds(5);
+        try (LockHandle h = lock.acquire(bound)) {
+            long waited = (System.nanoTime() - start) / 1_000_000;
+            if (caps().leaseKind() == LeaseKind.SESSION) {
+                assertTrue(waited < 2000, "a session lock of a killed process should free at once, took " + waited + "ms");
+            }
+            assertTrue(h.fencingToken() > holder.token(), "fencing token did not increase after the crash");
+        }
+    }
+
+    // ------------------------------------------------------------------ leases and losses
+
+    /** A lease short enough that a test spans several, long enough for a loaded machine. */
+    protected static final Duration SHORT_LEASE = Duration.ofMillis(1500);
+
+    @Test
+    void aShortLeaseIsRenewedPastSeveralLeases() throws Exception {
+        Optional<String> shortUri = shortLeaseUri(SHORT_LEASE);
+        assumeTrue(shortUri.isPresent(), provider.uri() + ": locks live as long as their holder's "
+                + (caps().leaseKind() == LeaseKind.IN_PROCESS ? "JVM" : "session or process") + ", with no lease to renew");
+        assumeCrossProcess();
+        try (LockProvider shortLived = LockProvider.open(shortUri.get())) {
+            LockHandle held = shortLived.lock(lockName).acquire(Duration.ofSeconds(10));
+            // Another process waits for it all along: it must not get it while we hold.
+            CompletableFuture<HolderProcess> other = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return HolderProcess.start(shortUri.get(), lockName, "exclusive", tempDir.resolve("waiter.err"));
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            try {
+                long until = System.nanoTime() + SHORT_LEASE.multipliedBy(4).toNanos();
+                while (System.nanoTime() < until) {
+                    assertFalse(other.isDone(), "another process took the lock while it was held: "
+                            + "its lease of " + SHORT_LEASE.toMillis() + "ms was not renewed");
+                    assertTrue(held.isHeld(), "the holder lost its lock though it was alive");
+                    Thread.sleep(100);
+                }
+                held.verify();
+                assertTrue(shortLived.status(lockName).isHeld(), "the store no longer records the holder");
+            } finally {
+                held.close();
+            }
+            HolderProcess next = other.get(60, TimeUnit.SECONDS);
+            try {
+                assertTrue(next.token() > held.fencingToken(), "fencing token did not increase after the release");
+            } finally {
+                next.close();
+            }
+        }
+    }
+
+    @Test
+    void aLockTakenAwayBehindItsHolderIsReportedLost() throws Exception {
+        String holderUri = shortLeaseUri(SHORT_LEASE).orElse(provider.uri().contains("***") ? uri(tempDir) : provider.uri());
+        try (LockProvider holderSide = LockProvider.open(holderUri)) {
+            LockHandle held = holderSide.lock(lockName).acquire(Duration.ofSeconds(10));
+            long token = held.fencingToken();
+            takeAway(holderUri, lockName, held);
+            Duration bound = lostWithin(SHORT_LEASE).plus(TIMING_SLACK).plus(TIMING_SLACK);
+            LockLostException reason;
+            try {
+                reason = held.lost().get(bound.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                held.close();
+                throw new AssertionError("lost() did not complete within " + bound.toMillis()
+                        + "ms of the lock being taken away", e);
+            }
+            assertEquals(lockName, reason.lockName());
+            assertFalse(held.isHeld(), "isHeld() after lost()");
+            assertThrows(LockLostException.class, held::verify, "verify() after lost()");
+            held.close();
+            try (LockHandle next = holderSide.lock(lockName).acquire(Duration.ofSeconds(30))) {
+                assertTrue(next.fencingToken() > token, "the next holder's fencing token (" + next.fencingToken()
+                        + ") is not above the lost holder's (" + token + ")");
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ names
+
+    @Test
+    void hostileNamesStayInside() throws Exception {
+        List<String> names = List.of("../escape", "../../etc/passwd", "a/b/c", "/absolute", ".", "..", "~", "a\\b",
+                "con", "nul.txt", "with space", "名前/ロック", "\u202eevil", "x".repeat(1024), "\n\r\t", "*?<>|\"':");
+        List<LockHandle> held = new ArrayList<>();
+        try {
+            for (String name : names) {
+                held.add(provider.lock(name).acquire(Duration.ofSeconds(5)));
+            }
+            // distinct names are distinct locks
+            assertTrue(provider.lock("a_b").tryAcquire().map(h -> {
+                h.close();
+                return true;
+            }).orElse(false), "'a\\b' and 'a_b' must be different locks");
+        } finally {
+            held.forEach(LockHandle::close);
+        }
+        assertNothingOutside(tempDir);
+    }
+
+    @Test
+    void canonicallyEquivalentNamesAreOneLock() throws Exception {
+        String composed = "caf\u00e9-" + lockName;    // é as one code point (NFC, as typed on Linux)
+        String decomposed = "cafe\u0301-" + lockName; // e + combining acute (NFD, as in macOS file names)
+        assertEquals(composed, provider.lock(decomposed).name(), "a lock's name is the NFC form");
+        try (LockHandle held = provider.lock(composed).acquire(Duration.ofSeconds(5))) {
+            assertTrue(provider.lock(decomposed).tryAcquire().isEmpty(), "the NFD spelling took a second lock");
+            LockStatus status = provider.status(decomposed);
+            assertTrue(status.isHeld() || status.state() == LockStatus.State.UNKNOWN, "status says " + status.state());
+        }
+        if (caps().crossProcess()) {
+            try (HolderProcess holder = HolderProcess.start(provider.uri(), decomposed, "exclusive",
+                    tempDir.resolve("nfd-holder.err"))) {
+                assertTrue(provider.lock(composed).tryAcquire().isEmpty(),
+                        "the NFC spelling was free while another process held the NFD one");
+            }
+        }
+    }
+
+    @Test
+    void invalidNamesAreRejectedWithTheReason() {
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> provider.lock("")).getMessage().contains("empty"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> provider.lock("a\0b")).getMessage().contains("NUL"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> provider.lock("x".repeat(10_000))).getMessage()
+                .contains("10000"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> provider.lock("x".repeat(1025))).getMessage()
+                .contains("1024"));
+        assertThrows(IllegalArgumentException.class, () -> provider.lock("bad\uD800"));
+        assertThrows(NullPointerException.class, () -> provider.lock(null));
+    }
+
+    // ------------------------------------------------------------------ async
+
+    @Test
+    void manyAsyncWaitersDoNotParkAThreadEach() throws Exception {
+        DistributedLock lock = provider.lock(lockName);
+        int waiters = 200;
+        ConcurrentLinkedQueue<Long> order = new ConcurrentLinkedQueue<>();
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        List<CompletableFuture<Void>> futures = new ArrayList<>();
+        int threadsBefore;
+        try (LockHandle held = lock.acquire(Duration.ofSeconds(5))) {
+            threadsBefore = Thread.activeCount();
+            for (int i = 0; i < waiters; i++) {
+                futures.add(lock.acquireAsync(Duration.ofSeconds(60)).thenAccept(h -> {
+                    if (inside.incrementAndGet() > 1) {
+                        overlaps.incrementAndGet();
+                    }
+                    order.add(h.fencingToken());
+                    inside.decrementAndGet();
+                    h.close();
+                }));
+            }
+            Thread.sleep(200);
+            int threadsWaiting = Thread.activeCount();
+            assertTrue(threadsWaiting - threadsBefore < 20, "waiting added " + (threadsWaiting - threadsBefore)
+                    + " threads for " + waiters + " waiters");
+            assertTrue(futures.stream().noneMatch(CompletableFuture::isDone), "a waiter got the lock while it was held");
+        }
+        CompletableFuture.allOf(futures.toArray(new CompletableFuture[0])).get(60, TimeUnit.SECONDS);
+        assertEquals(0, overlaps.get(), "two async holders at once");
+        assertEquals(waiters, order.size());
+    }
+
+    @Test
+    void asyncAcquireTimesOut() throws Exception {
+        DistributedLock lock = provider.lock(lockName);
+        try (LockHandle held = lock.acquire(Duration.ofSeconds(5))) {
+            long start = System.nanoTime();
+            CompletableFuture<LockHandle> f = lock.acquireAsync(Duration.ofMillis(300));
+            ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(30, TimeUnit.SECONDS));
+            long elapsed = System.nanoTime() - start;
+            assertTrue(e.getCause() instanceof LockTimeoutException, "expected a timeout, got " + e.getCause());
+            assertTrue(elapsed >= Duration.ofMillis(300).toNanos() && elapsed < Duration.ofMillis(300).plus(TIMING_SLACK).toNanos(),
+                    "timeout not honoured: " + elapsed / 1_000_000 + "ms");
+        }
+    }
+
+    @Test
+    void cancelledAsyncWaiterTakesNothing() throws Exception {
+        DistributedLock lock = provider.lock(lockName);
+        CompletableFuture<LockHandle> f;
+        try (LockHandle held = lock.acquire(Duration.ofSeconds(5))) {
+            f = lock.acquireAsync(Duration.ofSeconds(60));
+            assertTrue(f.cancel(true));
+        }
+        Optional<LockHandle> mine = CompletableFuture.supplyAsync(() -> lock.tryAcquire(Duration.ofSeconds(5)))
+                .get(30, TimeUnit.SECONDS);
+        assertTrue(mine.isPresent(), "a cancelled waiter kept the lock");
+        mine.get().close();
+    }
+
+    // ------------------------------------------------------------------ modes
+
+    @Test
+    void readersShareAndWritersExclude() throws Exception {
+        assumeTrue(caps().sharedLocks(), provider.uri() + " has no shared locks");
+        DistributedReadWriteLock rw = provider.readWriteLock(lockName);
+        LockHandle r1 = rw.readLock().acquire(Duration.ofSeconds(5));
+        LockHandle r2 = CompletableFuture.supplyAsync(() -> rw.readLock().acquire(Duration.ofSeconds(5))).get(30, TimeUnit.SECONDS);
+        assertTrue(r1.isHeld() && r2.isHeld());
+        assertTrue(rw.writeLock().tryAcquire().isEmpty(), "writer got in while readers held");
+        assertTrue(provider.lock(lockName).tryAcquire().isEmpty(), "lock(name) is the write lock; it got in while readers held");
+        r1.close();
+        assertTrue(rw.writeLock().tryAcquire().isEmpty(), "writer got in while one reader still held");
+        r2.close();
+        try (LockHandle w = rw.writeLock().acquire(Duration.ofSeconds(5))) {
+            assertTrue(CompletableFuture.supplyAsync(() -> rw.readLock().tryAcquire()).get(30, TimeUnit.SECONDS).isEmpty(),
+                    "reader got in while a writer held");
+        }
+    }
+
+    @Test
+    void readersShareAcrossProcesses() throws Exception {
+        assumeTrue(caps().sharedLocks(), provider.uri() + " has no shared locks");
+        assumeCrossProcess();
+        DistributedReadWriteLock rw = provider.readWriteLock(lockName);
+        try (HolderProcess reader = HolderProcess.start(provider.uri(), lockName, "shared", tempDir.resolve("reader.err"))) {
+            Optional<LockHandle> mine = rw.readLock().tryAcquire();
+            assertTrue(mine.isPresent(), "a reader here could not join a reader in another process");
+            mine.get().close();
+            assertTrue(rw.writeLock().tryAcquire().isEmpty(), "writer got in while another process read");
+        }
+    }
+
+    @Test
+    void semaphoreAdmitsAtMostItsPermits() {
+        assumeTrue(caps().semaphores(), provider.uri() + " has no semaphores");
+        DistributedSemaphore semaphore = provider.semaphore(lockName, 3);
+        List<LockHandle> held = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            held.add(semaphore.tryAcquire().orElseThrow(() -> new AssertionError("permit refused below the limit")));
+        }
+        assertTrue(semaphore.tryAcquire().isEmpty(), "a fourth permit of three was granted");
+        assertTrue(provider.lock(lockName).tryAcquire().map(h -> {
+            h.close();
+            return true;
+        }).orElse(false), "a semaphore and a lock of the same name must be unrelated");
+        held.remove(0).close();
+        LockHandle again = semaphore.tryAcquire().orElseThrow(() -> new AssertionError("a returned permit was not reusable"));
+        again.close();
+        held.forEach(LockHandle::close);
+    }
+
+    @Test
+    void semaphoreCountsAcrossProcesses() throws Exception {
+        assumeTrue(caps().semaphores(), provider.uri() + " has no semaphores");
+        assumeCrossProcess();
+        DistributedSemaphore semaphore = provider.semaphore(lockName, 2);
+        try (HolderProcess other = HolderProcess.start(provider.uri(), lockName, "permit:2", tempDir.resolve("permit.err"))) {
+            LockHandle mine = semaphore.tryAcquire().orElseThrow(() -> new AssertionError("second permit refused"));
+            assertTrue(semaphore.tryAcquire().isEmpty(), "a third permit of two was granted across processes");
+            mine.close();
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    @Test
+    void javaLockViewBehavesLikeALock() throws Exception {
+        Lock view = provider.lock(lockName).asJavaLock();
+        view.lock();
+        try {
+            assertFalse(CompletableFuture.supplyAsync(view::tryLock).get(30, TimeUnit.SECONDS), "tryLock succeeded while held");
+            assertThrows(ExecutionException.class,
+                    () -> CompletableFuture.runAsync(view::unlock).get(30, TimeUnit.SECONDS), "unlock by a non-owner must fail");
+        } finally {
+            view.unlock();
+        }
+        assertTrue(view.tryLock(1, TimeUnit.SECONDS));
+        view.unlock();
+        assertThrows(IllegalMonitorStateException.class, view::unlock);
+    }
+
+    @Test
+    void acquireAllInCanonicalOrderDoesNotDeadlock() throws Exception {
+        DistributedLock p = provider.lock(lockName + "/P");
+        DistributedLock q = provider.lock(lockName + "/Q");
+        CountDownLatch start = new CountDownLatch(1);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        Future<?> a = pool.submit(() -> {
+            start.await();
+            for (int i = 0; i < 100; i++) {
+                try (LockSet set = Locks.acquireAll(Duration.ofSeconds(10), p, q)) {
+                    set.verify();
+                }
+            }
+            return null;
+        });
+        Future<?> b = pool.submit(() -> {
+            start.await();
+            for (int i = 0; i < 100; i++) {
+                try (LockSet set = Locks.acquireAll(Duration.ofSeconds(10), q, p)) {
+                    set.get(q.name()).verify();
+                }
+            }
+            return null;
+        });
+        start.countDown();
+        a.get(60, TimeUnit.SECONDS);
+        b.get(60, TimeUnit.SECONDS);
+        pool.shutdown();
+        assertThrows(IllegalArgumentException.class, () -> Locks.acquireAll(Duration.ofSeconds(1), p, p));
+    }
+
+    @Test
+    void lockedFileLosesNoUpdate() throws Exception {
+        Path board = tempDir.resolve("board.txt");
+        LockedFile file = LockedFile.of(provider.lock(lockName), board);
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        List<Future<?>> done = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            int thread = t;
+            done.add(pool.submit(() -> {
+                for (int i = 0; i < 25; i++) {
+                    String line = "post " + thread + "-" + i + "\n";
+                    file.updateText(Duration.ofSeconds(30), text -> text + line);
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : done) {
+            f.get();
+        }
+        pool.shutdown();
+        assertEquals(100, Files.readAllLines(board).size(), "posts vanished from the board");
+        assertEquals(100, (int) file.read(Duration.ofSeconds(5), bytes -> new String(bytes).split("\n").length));
+    }
+
+    @Test
+    void statusReportsTheHolder() {
+        try (LockHandle h = provider.lock(lockName).acquire(Duration.ofSeconds(5))) {
+            long token = h.fencingToken(); // some backends issue tokens on demand: status shows the last one issued
+            var status = provider.status(lockName);
+            assertTrue(status.isHeld() || status.state() == dev.kanuki.LockStatus.State.UNKNOWN, "status says " + status.state());
+            if (caps().ownerRecords()) {
+                assertTrue(status.owner().isPresent(), "backend records owners but status shows none");
+                assertEquals(ProcessHandle.current().pid(), status.owner().get().pid());
+                assertEquals(token, status.lastFencingToken());
+            }
+        }
+        var after = provider.status(lockName);
+        assertNotEquals(dev.kanuki.LockStatus.State.HELD, after.state(), "status still says held after release");
+    }
+
+    @Test
+    void listShowsAHolderInAnotherProcess() throws Exception {
+        assumeCrossProcess();
+        try {
+            provider.list();
+        } catch (UnsupportedOperationException e) {
+            assumeTrue(false, provider.uri() + " cannot list its locks: " + e.getMessage());
+        }
+        String held = lockName + "/held";
+        String free = lockName + "/free";
+        try (HolderProcess holder = HolderProcess.start(provider.uri(), held, "exclusive", tempDir.resolve("list.err"))) {
+            provider.lock(free).acquire(Duration.ofSeconds(5)).close();
+            java.util.Map<String, dev.kanuki.LockStatus> byName = new java.util.HashMap<>();
+            provider.list().forEach(st -> byName.put(st.name(), st));
+            dev.kanuki.LockStatus heldStatus = byName.get(held);
+            assertTrue(heldStatus != null && heldStatus.isHeld(), "a held lock is missing from the listing: " + byName.keySet());
+            if (caps().ownerRecords()) {
+                assertEquals(holder.pid(), heldStatus.owner().orElseThrow().pid(), "the listing names the wrong holder");
+            }
+            dev.kanuki.LockStatus freeStatus = byName.get(free);
+            assertTrue(freeStatus == null || freeStatus.state() == dev.kanuki.LockStatus.State.FREE,
+                    "a released lock is listed as " + (freeStatus == null ? null : freeStatus.state()));
+        }
+    }
+
+    /** Fails the test with a message; for subclasses. */
+    protected static void failWith(String message) {
+        fail(message);
+    }
+}

@@ -1,0 +1,203 @@
+package dev.kanuki.testkit;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real {@code redis-server} for tests, on a free port of 127.0.0.1 with its files in a
+ * temporary directory and no persistence ({@code --save "" --appendonly no}): a restart loses
+ * every key, as on a default Debian install. Never the machine's own Redis on 6379.
+ *
+ * <pre>{@code
+ * try (RedisServer redis = RedisServer.start()) {
+ *     LockProvider locks = LockProvider.open(redis.kanukiUri());
+ * }
+ * }</pre>
+ *
+ * <p>The binary is looked up in {@code -Dkanuki.testkit.redis.bin=DIR}, then {@code /usr/bin},
+ * {@code /usr/local/bin} and {@code PATH}; when missing, {@link #start()} throws a
+ * {@link MissingServerException} naming the Debian package {@code redis-server}.
+ */
+public final class RedisServer extends ServerProcess {
+    private static RedisServer shared;
+    private final Path binary;
+    private final boolean tls;
+
+    private RedisServer(Path binary, boolean tls) {
+        super("redis", "redis");
+        this.binary = binary;
+        this.tls = tls;
+    }
+
+    /**
+     * Starts a new server that speaks only TLS, with a self-signed certificate for 127.0.0.1
+     * made by {@code openssl}; see {@link #kanukiUri()} for the URI that trusts it.
+     *
+     * @return a running server
+     * @throws MissingServerException when redis-server is not installed
+     */
+    public static RedisServer startTls() {
+        RedisServer server = new RedisServer(findBinary(), true);
+        server.firstStart();
+        return server;
+    }
+
+    /**
+     * Starts a new server that the caller owns: close it when done.
+     *
+     * @return a running server
+     * @throws MissingServerException when redis-server is not installed
+     */
+    public static RedisServer start() {
+        RedisServer server = new RedisServer(findBinary(), false);
+        server.firstStart();
+        return server;
+    }
+
+    /**
+     * The server shared by the tests of this JVM; tests that stop or flush it start their own.
+     *
+     * @return the running shared server
+     */
+    public static synchronized RedisServer shared() {
+        if (shared == null || !shared.isRunning()) {
+            if (shared != null) {
+                shared.close();
+            }
+            shared = start();
+        }
+        return shared;
+    }
+
+    static Path findBinary() {
+        List<Path> candidates = new ArrayList<>();
+        String configured = System.getProperty("kanuki.testkit.redis.bin");
+        if (configured != null && !configured.isBlank()) {
+            candidates.add(Path.of(configured, "redis-server"));
+        }
+        candidates.add(Path.of("/usr/bin/redis-server"));
+        candidates.add(Path.of("/usr/local/bin/redis-server"));
+        Path found = findExecutable(candidates);
+        if (found == null) {
+            found = onPath("redis-server");
+        }
+        if (found == null) {
+            throw new MissingServerException("redis-server",
+                    "looked in -Dkanuki.testkit.redis.bin, /usr/bin, /usr/local/bin and PATH", "redis-server");
+        }
+        return found;
+    }
+
+    /**
+     * @return {@code redis://127.0.0.1:PORT}, or for a TLS server
+     *     {@code rediss://127.0.0.1:PORT?tlsCa=CERT} trusting its self-signed certificate
+     */
+    public String kanukiUri() {
+        return tls ? "rediss://" + HOST + ":" + port() + "?tlsCa=" + certificate()
+                : "redis://" + HOST + ":" + port();
+    }
+
+    private Path certificate() {
+        return directory.resolve("tls").resolve("cert.pem");
+    }
+
+    /** Freezes the server with SIGSTOP: connections stay open, nothing answers. */
+    public void pause() {
+        sendSignal("STOP");
+    }
+
+    /** Resumes a {@link #pause() paused} server with SIGCONT. */
+    public void resume() {
+        sendSignal("CONT");
+    }
+
+    private void sendSignal(String name) {
+        long pid = pid();
+        if (pid < 0) {
+            throw new IllegalStateException("the test redis server is not running");
+        }
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).start();
+            kill.waitFor(10, TimeUnit.SECONDS);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    void initialize() throws IOException, InterruptedException {
+        subdirectory("data");
+        if (tls) {
+            Path dir = subdirectory("tls");
+            runToCompletion(List.of("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                    "-keyout", dir.resolve("key.pem").toString(), "-out", certificate().toString(), "-days", "2",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"), java.time.Duration.ofSeconds(60));
+        }
+    }
+
+    @Override
+    List<String> serverCommand(int port) {
+        List<String> command = new ArrayList<>(List.of(binary.toString()));
+        if (tls) {
+            Path dir = directory.resolve("tls");
+            command.addAll(List.of("--port", "0", "--tls-port", Integer.toString(port),
+                    "--tls-cert-file", certificate().toString(), "--tls-key-file", dir.resolve("key.pem").toString(),
+                    "--tls-ca-cert-file", certificate().toString(), "--tls-auth-clients", "no"));
+        } else {
+            command.addAll(List.of("--port", Integer.toString(port)));
+        }
+        command.addAll(List.of("--bind", HOST,
+                "--dir", dataDirectory().toString(), "--save", "", "--appendonly", "no",
+                "--logfile", logFile().toString(), "--daemonize", "no", "--protected-mode", "no",
+                "--unixsocket", ""));
+        return command;
+    }
+
+    @Override
+    Path logFile() {
+        return directory.resolve("redis.log");
+    }
+
+    @Override
+    String readyMarker() {
+        return "Ready to accept connections";
+    }
+
+    @Override
+    void requestFastShutdown(Process process) throws IOException {
+        signal(process, "TERM");
+    }
+
+    /** @return the empty string: the default user without a password */
+    @Override
+    public String user() {
+        return "default";
+    }
+
+    @Override
+    String jdbcScheme() {
+        throw new UnsupportedOperationException("Redis has no JDBC driver");
+    }
+
+    @Override
+    String kanukiScheme() {
+        return "redis";
+    }
+
+    /** Redis has no databases to create by name: use {@link #kanukiUri()}. */
+    @Override
+    public String createDatabase(String name) {
+        throw new UnsupportedOperationException("Redis has numbered databases; use kanukiUri()");
+    }
+
+    /** Redis has no JDBC connection. */
+    @Override
+    public java.sql.Connection connect(String database) {
+        throw new UnsupportedOperationException("Redis has no JDBC connection");
+    }
+}
