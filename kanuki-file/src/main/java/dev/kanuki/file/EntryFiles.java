@@ -30,9 +30,19 @@ final class EntryFiles {
 
     /**
      * @return milliseconds since the entry last changed (its ctime: creation, rename, or record
-     *     rewrite), the age the stale rules use when the record cannot be read
+     *     rewrite), the age the stale rules use when the record cannot be read; 0 when the entry
+     *     vanished meanwhile (another process released or removed it: it is not stale, and a
+     *     caller that looked a moment ago must not fail on the race)
      */
     static long ageMillis(Path path) throws IOException {
+        try {
+            return ageOf(path);
+        } catch (NoSuchFileException e) {
+            return 0;
+        }
+    }
+
+    private static long ageOf(Path path) throws IOException {
         try {
             FileTime ctime = (FileTime) Files.getAttribute(path, "unix:ctime", LinkOption.NOFOLLOW_LINKS);
             return System.currentTimeMillis() - ctime.toMillis();
