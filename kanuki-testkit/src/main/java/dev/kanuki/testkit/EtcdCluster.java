@@ -1,0 +1,62 @@
+package dev.kanuki.testkit;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+
+/**
+ * Three real {@code etcd} members forming one cluster on loopback, for tests that kill a member
+ * or take the quorum away. The members start together (each waits for a quorum before it says it
+ * is ready).
+ */
+public final class EtcdCluster implements AutoCloseable {
+    private final List<EtcdServer> members;
+
+    private EtcdCluster(List<EtcdServer> members) {
+        this.members = members;
+    }
+
+    /**
+     * Starts three members that the caller owns: close the cluster when done.
+     *
+     * @return the running cluster
+     * @throws MissingServerException when etcd is not installed
+     */
+    public static EtcdCluster start() {
+        Path binary = EtcdServer.findBinary();
+        List<EtcdServer> members = new ArrayList<>();
+        for (int i = 1; i <= 3; i++) {
+            members.add(new EtcdServer(binary, "m" + i));
+        }
+        String initial = members.stream().map(m -> m.memberName() + "=" + m.peerUrl()).collect(Collectors.joining(","));
+        members.forEach(m -> m.joinCluster(initial));
+        List<CompletableFuture<Void>> starting = new ArrayList<>();
+        for (EtcdServer m : members) {
+            starting.add(CompletableFuture.runAsync(m::firstStart));
+        }
+        try {
+            CompletableFuture.allOf(starting.toArray(CompletableFuture[]::new)).join();
+        } catch (RuntimeException e) {
+            members.forEach(EtcdServer::close);
+            throw e;
+        }
+        return new EtcdCluster(members);
+    }
+
+    /** @return the members, in a fixed order */
+    public List<EtcdServer> members() {
+        return members;
+    }
+
+    /** @return {@code etcd://H:P1,H:P2,H:P3} */
+    public String kanukiUri() {
+        return "etcd://" + members.stream().map(m -> m.host() + ":" + m.port()).collect(Collectors.joining(","));
+    }
+
+    @Override
+    public void close() {
+        members.forEach(EtcdServer::close);
+    }
+}
