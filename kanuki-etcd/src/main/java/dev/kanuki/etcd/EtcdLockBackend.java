@@ -32,9 +32,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -67,6 +69,8 @@ final class EtcdLockBackend implements LockBackend {
     private final String scope;
     private final Duration timeout;
     private final EtcdSession.Holder sessions;
+    /** Acquisitions sent but not answered in time, and whether the engine has given them up. */
+    private final Map<LockRequest, Boolean> late = new ConcurrentHashMap<>();
 
     EtcdLockBackend(List<String> endpoints, String user, String password, String prefix, String scope, Duration timeout) {
         ClientBuilder builder = Client.builder().endpoints(endpoints.toArray(String[]::new)).connectTimeout(timeout);
@@ -106,14 +110,18 @@ final class EtcdLockBackend implements LockBackend {
         for (int attempt = 0; ; attempt++) {
             EtcdSession session = sessions.current(request.lease());
             TxnResponse r;
+            CompletableFuture<TxnResponse> sent = kv.txn()
+                    .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                    .Then(Op.put(key, value, PutOption.builder().withLeaseId(session.id()).build()),
+                            Op.get(key, GetOption.DEFAULT))
+                    .Else(Op.get(key, GetOption.DEFAULT))
+                    .commit();
             try {
-                r = await(kv.txn()
-                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                        .Then(Op.put(key, value, PutOption.builder().withLeaseId(session.id()).build()),
-                                Op.get(key, GetOption.DEFAULT))
-                        .Else(Op.get(key, GetOption.DEFAULT))
-                        .commit(), "acquiring");
+                r = await(sent, "acquiring");
             } catch (LockBackendException e) {
+                if (!sent.isDone()) {
+                    watchLateAnswer(request, key, sent);
+                }
                 if (attempt == 0 && EtcdSession.isLeaseGone(e)) {
                     session.markDead(); // expired between our check and the put: one more try on a new lease
                     continue;
@@ -145,6 +153,7 @@ final class EtcdLockBackend implements LockBackend {
      */
     @Override
     public void abandon(LockRequest request) {
+        late.computeIfPresent(request, (r, abandoned) -> Boolean.TRUE);
         ByteSequence key = key(request.name());
         ByteSequence value = bytes(encode(request.owner(), request.name()));
         kv.txn().If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(value)))
@@ -154,6 +163,28 @@ final class EtcdLockBackend implements LockBackend {
                         LOG.debug("could not check for an abandoned etcd lock key: {}", e.toString());
                     }
                 });
+    }
+
+    /**
+     * An acquisition we stopped waiting for (a slow or paused server) may still be applied later.
+     * If the engine has given up on the request by then, the key it wrote is deleted; if not, the
+     * request's next attempt finds the key with its own record and takes it. (A delete sent by
+     * {@link #abandon} alone is not enough: etcd may apply it before the late put.)
+     */
+    private void watchLateAnswer(LockRequest request, ByteSequence key, CompletableFuture<TxnResponse> sent) {
+        late.putIfAbsent(request, Boolean.FALSE);
+        sent.whenComplete((r, e) -> {
+            Boolean abandoned = late.remove(request);
+            if (r != null && r.isSucceeded() && Boolean.TRUE.equals(abandoned)) {
+                long revision = r.getGetResponses().get(0).getKvs().get(0).getCreateRevision();
+                deleteAsync(key, revision).whenComplete((d, f) -> {
+                    if (f != null) {
+                        LOG.warn("cannot remove the key of an abandoned etcd acquisition ({}); it goes with the"
+                                + " provider's lease", f.toString());
+                    }
+                });
+            }
+        });
     }
 
     @Override
@@ -314,7 +345,6 @@ final class EtcdLockBackend implements LockBackend {
         try {
             return request.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            request.cancel(true);
             throw new LockBackendException("etcd at " + scope + " did not answer within " + timeout.toMillis() + "ms ("
                     + what + ")", "check that the etcd cluster runs, is reachable and has a quorum", e);
         } catch (ExecutionException e) {
@@ -322,7 +352,6 @@ final class EtcdLockBackend implements LockBackend {
             throw new LockBackendException("etcd at " + scope + " failed (" + what + "): " + cause.getMessage(),
                     "check that the etcd cluster runs, is reachable and has a quorum", cause);
         } catch (InterruptedException e) {
-            request.cancel(true);
             Thread.currentThread().interrupt();
             throw new LockBackendException("interrupted while " + what + " on etcd at " + scope, null, e);
         }
