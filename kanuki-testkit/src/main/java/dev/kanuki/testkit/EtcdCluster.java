@@ -32,15 +32,19 @@ public final class EtcdCluster implements AutoCloseable {
         }
         String initial = members.stream().map(m -> m.memberName() + "=" + m.peerUrl()).collect(Collectors.joining(","));
         members.forEach(m -> m.joinCluster(initial));
-        List<CompletableFuture<Void>> starting = new ArrayList<>();
-        for (EtcdServer m : members) {
-            starting.add(CompletableFuture.runAsync(m::firstStart));
-        }
+        // One thread each: a member is ready only once a quorum runs (the common pool may have one thread).
+        java.util.concurrent.ExecutorService starters = java.util.concurrent.Executors.newFixedThreadPool(members.size());
         try {
+            List<CompletableFuture<Void>> starting = new ArrayList<>();
+            for (EtcdServer m : members) {
+                starting.add(CompletableFuture.runAsync(m::firstStart, starters));
+            }
             CompletableFuture.allOf(starting.toArray(CompletableFuture[]::new)).join();
         } catch (RuntimeException e) {
             members.forEach(EtcdServer::close);
             throw e;
+        } finally {
+            starters.shutdown();
         }
         return new EtcdCluster(members);
     }

@@ -136,7 +136,7 @@ public final class EtcdServer extends ServerProcess {
                 "--listen-client-urls", client, "--advertise-client-urls", client,
                 "--listen-peer-urls", peerUrl(), "--initial-advertise-peer-urls", peerUrl(),
                 "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
-                "--initial-cluster-token", "kanuki-test-" + ProcessHandle.current().pid() + "-" + peerPort,
+                "--initial-cluster-token", "kanuki-test-" + Integer.toHexString(initialCluster.hashCode()), // one per cluster
                 "--logger", "zap", "--log-outputs", logFile().toString());
     }
 
