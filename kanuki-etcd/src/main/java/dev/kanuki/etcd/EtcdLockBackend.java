@@ -108,7 +108,8 @@ final class EtcdLockBackend implements LockBackend {
         ByteSequence key = key(request.name());
         ByteSequence value = bytes(encode(request.owner(), request.name()));
         for (int attempt = 0; ; attempt++) {
-            EtcdSession session = sessions.current(request.lease());
+            Duration budget = request.callTimeout(timeout); // the caller's deadline bounds every call
+            EtcdSession session = sessions.current(request.lease(), budget);
             TxnResponse r;
             CompletableFuture<TxnResponse> sent = kv.txn()
                     .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
@@ -117,7 +118,7 @@ final class EtcdLockBackend implements LockBackend {
                     .Else(Op.get(key, GetOption.DEFAULT))
                     .commit();
             try {
-                r = await(sent, "acquiring");
+                r = await(sent, "acquiring", budget);
             } catch (LockBackendException e) {
                 if (!sent.isDone()) {
                     watchLateAnswer(request, key, sent);
@@ -226,7 +227,7 @@ final class EtcdLockBackend implements LockBackend {
     public boolean renew(Grant grant, Duration lease) {
         EtcdGrant g = (EtcdGrant) grant;
         CompletableFuture<GetResponse> read = kv.get(g.key);
-        if (!g.session.keepAliveIfDue()) {
+        if (!g.session.keepAliveIfDue(timeout)) {
             read.cancel(true);
             return false;
         }
@@ -342,10 +343,15 @@ final class EtcdLockBackend implements LockBackend {
 
     /** Waits for a request at most {@code timeout}: kanuki's deadline, not the client's retries, decides. */
     <T> T await(CompletableFuture<T> request, String what) {
+        return await(request, what, timeout);
+    }
+
+    /** Waits for a request at most {@code limit}. */
+    <T> T await(CompletableFuture<T> request, String what, Duration limit) {
         try {
-            return request.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return request.get(limit.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            throw new LockBackendException("etcd at " + scope + " did not answer within " + timeout.toMillis() + "ms ("
+            throw new LockBackendException("etcd at " + scope + " did not answer within " + limit.toMillis() + "ms ("
                     + what + ")", "check that the etcd cluster runs, is reachable and has a quorum", e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();

@@ -49,7 +49,7 @@ final class EtcdSession {
      *
      * @return false when the lease is gone (expired, revoked): every key on it is lost
      */
-    synchronized boolean keepAliveIfDue() {
+    synchronized boolean keepAliveIfDue(Duration limit) {
         if (dead) {
             return false;
         }
@@ -60,7 +60,7 @@ final class EtcdSession {
         long sent = System.nanoTime();
         LeaseKeepAliveResponse r;
         try {
-            r = awaiter.await(leases.keepAliveOnce(id), "renewing the lease");
+            r = awaiter.await(leases.keepAliveOnce(id), "renewing the lease", limit);
         } catch (LockBackendException e) {
             if (isLeaseGone(e) || System.nanoTime() - validUntilNanos > 0) {
                 dead = true;
@@ -90,9 +90,9 @@ final class EtcdSession {
         return Math.max(2, (lease.toMillis() + 999) / 1000);
     }
 
-    /** Waits for a request within the backend's deadline. */
+    /** Waits for a request at most {@code limit}. */
     interface Awaiter {
-        <T> T await(CompletableFuture<T> request, String what);
+        <T> T await(CompletableFuture<T> request, String what, Duration limit);
     }
 
     /** The provider's current session, replaced when it is lost. */
@@ -107,18 +107,21 @@ final class EtcdSession {
             this.awaiter = awaiter;
         }
 
-        /** @return a live session with at least a third of its TTL left, granting a new lease when needed */
-        synchronized EtcdSession current(Duration lease) {
+        /**
+         * @param limit how long each call may take
+         * @return a live session with at least a third of its TTL left, granting a new lease when needed
+         */
+        synchronized EtcdSession current(Duration lease, Duration limit) {
             if (closed) {
                 throw new IllegalStateException("the etcd backend is closed");
             }
             long ttl = ttlSeconds(lease);
             EtcdSession s = current;
-            if (s != null && s.ttlSeconds == ttl && s.keepAliveIfDue()) {
+            if (s != null && s.ttlSeconds == ttl && s.keepAliveIfDue(limit)) {
                 return s;
             }
             long sent = System.nanoTime();
-            LeaseGrantResponse granted = awaiter.await(leases.grant(ttl), "granting a lease");
+            LeaseGrantResponse granted = awaiter.await(leases.grant(ttl), "granting a lease", limit);
             s = new EtcdSession(granted.getID(), ttl, sent + TimeUnit.SECONDS.toNanos(granted.getTTL()), leases, awaiter);
             current = s;
             return s;
