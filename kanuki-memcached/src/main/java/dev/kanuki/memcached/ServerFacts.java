@@ -1,0 +1,106 @@
+package dev.kanuki.memcached;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.ProtocolException;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What a connection learned from the server's {@code stats} when it was opened: which server
+ * process it talks to, and a clock for fencing floors.
+ *
+ * <p><b>Incarnation</b>: the process id and the boot time ({@code time - uptime}). A lock lives
+ * in one server process: a restarted memcached has none of its items, and its CAS values start
+ * again from 1, so a CAS remembered from before the restart could match a stranger's item. A
+ * grant is therefore only renewed, verified or released on a connection to the incarnation that
+ * granted it.
+ *
+ * <p><b>Clock</b>: memcached's {@code time} has whole seconds and lags the wall clock by up to two
+ * (the second it reports is its start time plus its whole seconds of uptime, both cut down). The
+ * clock used for fencing floors is this host's wall clock when it falls in the window the
+ * server's answer allows, else the nearest end of that window, and then runs on by
+ * {@link System#nanoTime()}: as precise as the clients' clocks agree (NTP), never further from the
+ * server's than about two seconds.
+ *
+ * @param pid the server's process id
+ * @param bootSeconds the server's start, Unix seconds, as it reports it
+ * @param version the server's version, e.g. {@code 1.6.18}
+ * @param anchorMicros the clock's reading at {@code anchorNanos}, Unix microseconds
+ * @param anchorNanos the {@link System#nanoTime()} at which {@code anchorMicros} was read
+ */
+record ServerFacts(long pid, long bootSeconds, String version, long anchorMicros, long anchorNanos) {
+    private static final Logger LOG = LoggerFactory.getLogger(ServerFacts.class);
+    private static final long SERVER_CLOCK_LAG_MICROS = 2_000_000;
+
+    /**
+     * Asks the server with {@code stats} on a connection that has no other traffic yet.
+     *
+     * @param server the server, for messages
+     * @param deadlineNanos when to give up, on the {@link System#nanoTime()} scale
+     */
+    static ServerFacts ask(String server, Socket socket, ReplyReader reader, long deadlineNanos) throws IOException {
+        long sent = System.nanoTime();
+        OutputStream out = socket.getOutputStream();
+        out.write("stats\r\n".getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        Map<String, String> stats = new HashMap<>();
+        while (true) {
+            String line = MetaConnection.readLine(socket, reader, deadlineNanos, server);
+            if (line.equals("END")) {
+                break;
+            }
+            if (!line.startsWith("STAT ")) {
+                throw new ProtocolException("memcached at " + server + " answered 'stats' with '"
+                        + dev.kanuki.spi.SafeNames.printable(line) + "'");
+            }
+            String[] f = line.split(" ", 3);
+            if (f.length == 3) {
+                stats.put(f[1], f[2]);
+            }
+        }
+        long received = System.nanoTime();
+        Instant wall = Instant.now();
+        long time = number(stats, "time", server);
+        long uptime = number(stats, "uptime", server);
+        long low = time * 1_000_000;
+        long high = low + SERVER_CLOCK_LAG_MICROS + TimeUnit.NANOSECONDS.toMicros(received - sent);
+        long local = wall.getEpochSecond() * 1_000_000 + wall.getNano() / 1_000;
+        long anchor = Math.max(low, Math.min(high, local));
+        if (anchor != local) {
+            LOG.warn("this host's clock is {} ms off the clock of memcached at {}; fencing floors follow the server's"
+                    + " clock, to within about two seconds", (local - anchor) / 1000, server);
+        }
+        return new ServerFacts(number(stats, "pid", server), time - uptime, stats.getOrDefault("version", "?"),
+                anchor, received);
+    }
+
+    private static long number(Map<String, String> stats, String name, String server) throws ProtocolException {
+        try {
+            return Long.parseLong(stats.get(name));
+        } catch (NumberFormatException e) {
+            throw new ProtocolException("memcached at " + server + " reported no number for stats '" + name + "'");
+        }
+    }
+
+    /** @return the clock now, Unix microseconds (see the class comment) */
+    long clockMicros() {
+        return anchorMicros + TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - anchorNanos);
+    }
+
+    /** @return true when {@code other} describes the same server process */
+    boolean sameIncarnation(ServerFacts other) {
+        return pid == other.pid && bootSeconds == other.bootSeconds;
+    }
+
+    @Override
+    public String toString() {
+        return "memcached " + version + " pid " + pid + " up since " + Instant.ofEpochSecond(bootSeconds);
+    }
+}
