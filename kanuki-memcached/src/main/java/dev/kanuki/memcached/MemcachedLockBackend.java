@@ -27,23 +27,27 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * memcached locks, over the meta protocol of memcached 1.6. A lock is one item,
- * {@code kanuki.lock.DIGEST}, whose value is the owner record; a name lives on the server the
- * hash ring picks.
+ * memcached locks, over memcached 1.6. A lock is one item, {@code kanuki.lock.DIGEST}, whose value
+ * is the owner record; a name lives on the server the hash ring picks.
  *
  * <ul>
- *   <li>acquire: {@code ms LOCK T<ttl> ME c} (add: stores only when absent; returns the item's
- *       CAS) pipelined with {@code ma FENCE N0 J<clock µs> v} (the fencing counter, created at the
- *       clock when missing): one round trip;</li>
- *   <li>renew: {@code ms LOCK T<ttl> C<cas> c}, storing the same record again only while the item
- *       is still the one we stored (compare-and-set); the new CAS is kept;</li>
+ *   <li>acquire, one round trip of three pipelined commands: {@code add LOCK 0 <ttl>} (stores only
+ *       when absent), {@code mg LOCK c v} (the item's CAS, and its value to prove it is ours) and
+ *       {@code ma FENCE N0 J<clock µs> v} (the fencing counter, created at the clock when
+ *       missing);</li>
+ *   <li>renew: {@code mg LOCK T<ttl> c} (touch, then compare the CAS);</li>
  *   <li>release: {@code md LOCK C<cas>} (compare-and-delete); verify: {@code mg LOCK c};</li>
  *   <li>status: {@code mg LOCK v t} and {@code mg FENCE v}; list: {@code lru_crawler metadump all};
  *       break: {@code md LOCK}.</li>
  * </ul>
- * CAS values are unique only within one server process (they restart from 1 when it restarts):
- * a grant is renewed, verified or released only on a connection to the same server process that
- * granted it ({@link ServerFacts#sameIncarnation}); after a restart it is lost.
+ * Nothing here asks memcached to store a new copy of a held lock's item: in 1.6.18, a meta store
+ * ({@code ms}, in any mode) that finds no memory for the new item unlinks the item already there.
+ * The text {@code add} does not, and a touch or a delete allocates nothing, so a full cache
+ * ({@code -M}) refuses new locks with an error and keeps the held ones.
+ *
+ * <p>CAS values are unique only within one server process (they restart from 1 when it
+ * restarts): a grant is renewed, verified or released only on a connection to the same server
+ * process that granted it ({@link ServerFacts#sameIncarnation}); after a restart it is lost.
  *
  * <p>memcached cannot notify: waiters poll, with the engine's backoff.
  */
@@ -134,25 +138,29 @@ final class MemcachedLockBackend implements LockBackend {
             // every token issued before as long as the name saw fewer than one attempt per
             // microsecond and the clocks did not go back.
             x = node.call(facts -> List.of(
-                    MetaRequest.set(keys.lock(), value, "T" + ttl + " ME c"),
+                    MetaRequest.add(keys.lock(), value, ttl),
+                    MetaRequest.of("mg " + keys.lock() + " c v"),
                     MetaRequest.of("ma " + keys.fence() + " N0 J" + facts.clockMicros() + " v")));
         } catch (RuntimeException e) {
             uncertain.add(request);
             throw e;
         }
         MetaReply add = x.get(0);
-        MetaReply fence = x.get(1);
-        if (add.is("NS")) {
+        MetaReply item = x.get(1);
+        if (!add.is("STORED") && !add.is("NOT_STORED")) {
+            throw node.unexpected(add, "add " + keys.lock());
+        }
+        // Ours when it holds our record: stored just now, or by an earlier attempt of this request
+        // whose answer was lost (the owner id is unique to the request). STORED but not ours: broken
+        // by force in between, nothing is held.
+        OptionalLong cas = item.number('c');
+        if (!item.is("VA") || !Arrays.equals(item.value(), value) || cas.isEmpty()) {
             return Optional.empty();
         }
-        OptionalLong cas = add.number('c');
-        if (!add.is("HD") || cas.isEmpty()) {
-            throw node.unexpected(add, "ms " + keys.lock() + " (add)");
-        }
-        MemcachedGrant grant = new MemcachedGrant(node, keys, value, x.facts(), cas.getAsLong(), tokenOf(fence));
+        MemcachedGrant grant = new MemcachedGrant(node, keys, x.facts(), cas.getAsLong(), tokenOf(x.get(2)));
         if (grant.token < 0) {
             release(grant); // a lock without a token must not be handed out
-            throw node.unexpected(fence, "ma " + keys.fence() + " (fencing counter)");
+            throw node.unexpected(x.get(2), "ma " + keys.fence() + " (fencing counter)");
         }
         uncertain.remove(request);
         return Optional.of(grant);
@@ -169,65 +177,69 @@ final class MemcachedLockBackend implements LockBackend {
         }
     }
 
+    /**
+     * Touches the item, then compares its CAS with ours. Touch first: memcached has no
+     * compare-and-touch, and a compare-and-set ({@code ms C<cas>}) stores a new copy, which a full
+     * cache refuses by dropping the item. When the lock was already lost and another process holds
+     * it, the touch gives that holder's item our lease: that can only delay its expiry, should that
+     * holder die, by at most one lease; it never lets two hold the lock.
+     */
     @Override
     public boolean renew(Grant grant, Duration lease) {
         MemcachedGrant g = (MemcachedGrant) grant;
-        synchronized (g) {
-            if (g.released) {
-                return false;
-            }
-            MemcachedNode.Exchange x = g.node.call(facts -> facts.sameIncarnation(g.facts)
-                    ? List.of(MetaRequest.set(g.keys.lock(), g.value, "T" + ttlSeconds(lease) + " C" + g.cas + " c"))
-                    : List.of());
-            if (x.replies().isEmpty()) {
-                return false; // the server restarted: its items, ours too, are gone
-            }
-            MetaReply r = x.get(0);
-            OptionalLong cas = r.number('c');
-            if (r.is("HD") && cas.isPresent()) {
-                g.cas = cas.getAsLong();
-                return true;
-            }
-            if (r.is("EX") || r.is("NF")) {
-                return false;
-            }
-            throw g.node.unexpected(r, "ms " + g.keys.lock() + " C" + g.cas + " (renew)");
+        if (g.released) {
+            return false;
         }
+        MemcachedNode.Exchange x = g.node.call(facts -> facts.sameIncarnation(g.facts)
+                ? List.of(MetaRequest.of("mg " + g.keys.lock() + " T" + ttlSeconds(lease) + " c"))
+                : List.of());
+        return isOurs(g, x, "renew");
     }
 
     @Override
     public boolean verify(Grant grant) {
         MemcachedGrant g = (MemcachedGrant) grant;
-        synchronized (g) {
-            if (g.released) {
-                return false;
-            }
-            MemcachedNode.Exchange x = g.node.call(facts -> facts.sameIncarnation(g.facts)
-                    ? List.of(MetaRequest.of("mg " + g.keys.lock() + " c"))
-                    : List.of());
-            return !x.replies().isEmpty() && x.get(0).is("HD") && x.get(0).number('c').orElse(-1) == g.cas;
+        if (g.released) {
+            return false;
         }
+        MemcachedNode.Exchange x = g.node.call(facts -> facts.sameIncarnation(g.facts)
+                ? List.of(MetaRequest.of("mg " + g.keys.lock() + " c"))
+                : List.of());
+        return isOurs(g, x, "verify");
+    }
+
+    /** An empty exchange means the server restarted: its items, ours too, are gone. */
+    private static boolean isOurs(MemcachedGrant g, MemcachedNode.Exchange x, String step) {
+        if (x.replies().isEmpty()) {
+            return false;
+        }
+        MetaReply r = x.get(0);
+        if (r.is("HD")) {
+            return r.number('c').orElse(-1) == g.cas;
+        }
+        if (r.is("EN")) {
+            return false;
+        }
+        throw g.node.unexpected(r, "mg " + g.keys.lock() + " (" + step + ")");
     }
 
     @Override
     public void release(Grant grant) {
         MemcachedGrant g = (MemcachedGrant) grant;
-        synchronized (g) {
-            if (g.released) {
-                return;
+        if (g.released) {
+            return;
+        }
+        g.released = true;
+        try {
+            MemcachedNode.Exchange x = g.node.call(facts -> facts.sameIncarnation(g.facts)
+                    ? List.of(MetaRequest.of("md " + g.keys.lock() + " C" + g.cas))
+                    : List.of());
+            if (!x.replies().isEmpty() && x.get(0).isError()) {
+                LOG.warn("memcached at {} refused to release a lock ({}); it is freed when its lease runs out",
+                        g.node, x.get(0));
             }
-            g.released = true;
-            try {
-                MemcachedNode.Exchange x = g.node.call(facts -> facts.sameIncarnation(g.facts)
-                        ? List.of(MetaRequest.of("md " + g.keys.lock() + " C" + g.cas))
-                        : List.of());
-                if (!x.replies().isEmpty() && x.get(0).isError()) {
-                    LOG.warn("memcached at {} refused to release a lock ({}); it is freed when its lease runs out",
-                            g.node, x.get(0));
-                }
-            } catch (dev.kanuki.LockBackendException e) {
-                LOG.warn("cannot release a memcached lock ({}); it is freed when its lease runs out", e.getMessage());
-            }
+        } catch (dev.kanuki.LockBackendException e) {
+            LOG.warn("cannot release a memcached lock ({}); it is freed when its lease runs out", e.getMessage());
         }
     }
 
@@ -335,20 +347,18 @@ final class MemcachedLockBackend implements LockBackend {
         nodes.forEach(MemcachedNode::close);
     }
 
-    /** One acquisition: where, the exact record stored, its current CAS, the token. */
+    /** One acquisition: where, the server process that granted it, the item's CAS, the token. */
     private static final class MemcachedGrant implements Grant {
         final MemcachedNode node;
         final MemcachedKeys keys;
-        final byte[] value;
         final ServerFacts facts;
+        final long cas;
         final long token;
-        long cas; // guarded by this: a renewal changes it
-        boolean released; // guarded by this
+        volatile boolean released;
 
-        MemcachedGrant(MemcachedNode node, MemcachedKeys keys, byte[] value, ServerFacts facts, long cas, long token) {
+        MemcachedGrant(MemcachedNode node, MemcachedKeys keys, ServerFacts facts, long cas, long token) {
             this.node = node;
             this.keys = keys;
-            this.value = value;
             this.facts = facts;
             this.cas = cas;
             this.token = token;

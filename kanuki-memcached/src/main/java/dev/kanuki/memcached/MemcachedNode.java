@@ -34,6 +34,7 @@ final class MemcachedNode implements AutoCloseable {
     private final ReentrantLock connecting = new ReentrantLock();
     private volatile MetaConnection connection;
     private volatile boolean closed;
+    private final java.util.concurrent.atomic.AtomicLong roundTrips = new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * @param host the host name or address
@@ -89,13 +90,19 @@ final class MemcachedNode implements AutoCloseable {
         }
     }
 
-    private static Exchange exchange(MetaConnection c, Function<ServerFacts, List<MetaRequest>> build, long deadline)
+    private Exchange exchange(MetaConnection c, Function<ServerFacts, List<MetaRequest>> build, long deadline)
             throws IOException {
         List<MetaRequest> requests = build.apply(c.facts());
         if (requests.isEmpty()) {
             return new Exchange(List.of(), c.facts());
         }
+        roundTrips.incrementAndGet();
         return new Exchange(c.call(requests, deadline), c.facts());
+    }
+
+    /** @return how many writes of requests this node has made (each one round trip), for tests */
+    long roundTrips() {
+        return roundTrips.get();
     }
 
     /** @return the open connection, opening one when there is none or it failed */

@@ -22,8 +22,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * pipelined: callers write their commands (several at once when they belong together) and wait
  * for their answers; memcached answers a connection's commands in order, so one reader thread
  * completes a FIFO of pending answers. Every command carries an {@code O<opaque>} flag that its
- * answer echoes, and the reader checks each answer against the head of the FIFO: a mismatch means
- * the stream can no longer be trusted, and the connection is closed.
+ * answer echoes (the one text command used, {@code add}, is answered without one), and the reader
+ * checks each answer against the head of the FIFO: a mismatch means the stream can no longer be
+ * trusted, and the connection is closed.
  *
  * <p>Deadlines: every call has one. A caller whose answer does not come in time closes the
  * connection (it cannot tell a dead or paused server from a slow one; the next call opens a fresh
@@ -185,8 +186,10 @@ final class MetaConnection implements AutoCloseable {
                     throw new ProtocolException("memcached at " + server + " sent an answer nobody asked for: " + reply);
                 }
                 String opaque = reply.flag('O');
-                // error lines carry no opaque: they answer the head by their place alone
-                if (!reply.isError() && !Integer.toString(head.opaque).equals(opaque)) {
+                // error lines and text answers carry no opaque: they answer the head by their place alone
+                boolean paired = reply.isError() || !head.request.meta()
+                        ? opaque == null : Integer.toString(head.opaque).equals(opaque);
+                if (!paired) {
                     throw new ProtocolException("memcached at " + server + " answered " + reply + " where the answer to '"
                             + head.request + " O" + head.opaque + "' was due");
                 }

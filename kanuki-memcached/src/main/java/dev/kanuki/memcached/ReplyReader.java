@@ -18,6 +18,10 @@ final class ReplyReader {
     /** memcached's largest item is 1 MB by default; allow its largest configurable page and more. */
     private static final int MAX_VALUE = 128 * 1024 * 1024;
 
+    /** The answers of the classic storage commands, which the backend uses for {@code add}. */
+    private static final java.util.Set<String> TEXT_ANSWERS = java.util.Set.of("STORED", "NOT_STORED", "EXISTS",
+            "NOT_FOUND");
+
     private final InputStream in;
     private byte[] buffer = new byte[16 * 1024];
     private int start;
@@ -70,8 +74,8 @@ final class ReplyReader {
     }
 
     /**
-     * @return the next whole meta answer (a {@code VA} answer with its value), or {@code null} when
-     *     it is not all buffered yet; error lines ({@code CLIENT_ERROR …}) come back as answers with
+     * @return the next whole meta answer (a {@code VA} answer with its value) or text storage answer
+     *     ({@code STORED}…), or {@code null} when it is not all buffered yet; error lines ({@code CLIENT_ERROR …}) come back as answers with
      *     that code and the message as their only flag
      * @throws ProtocolException when the stream is not meta protocol
      */
@@ -86,6 +90,10 @@ final class ReplyReader {
             int space = line.indexOf(' ');
             return new MetaReply(space < 0 ? line : line.substring(0, space),
                     new String[] {space < 0 ? "" : line.substring(space + 1)}, null);
+        }
+        if (TEXT_ANSWERS.contains(line)) {
+            start = newline + 1;
+            return new MetaReply(line, new String[0], null);
         }
         String[] tokens = line.isEmpty() ? new String[0] : line.split(" ");
         if (tokens.length == 0 || tokens[0].length() != 2) {
