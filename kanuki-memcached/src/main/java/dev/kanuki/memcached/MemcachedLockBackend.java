@@ -33,11 +33,11 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>acquire, one round trip of three pipelined commands: {@code add LOCK 0 <ttl>} (stores only
  *       when absent), {@code mg LOCK c v} (the item's CAS, and its value to prove it is ours) and
- *       {@code ma FENCE N0 J<clock µs> v} (the fencing counter, created at the clock when
+ *       {@code ma FENCE N86400 J<clock µs> v} (the fencing counter, created at the clock when
  *       missing);</li>
  *   <li>renew: {@code mg LOCK T<ttl> c} (touch, then compare the CAS);</li>
  *   <li>release: {@code md LOCK C<cas>} (compare-and-delete); verify: {@code mg LOCK c};</li>
- *   <li>status: {@code mg LOCK v t} and {@code mg FENCE v}; list: {@code lru_crawler metadump all};
+ *   <li>status: {@code mg LOCK v t} and {@code mg FENCE v}; list: {@code lru_crawler metadump hash};
  *       break: {@code md LOCK}.</li>
  * </ul>
  * Nothing here asks memcached to store a new copy of a held lock's item: in 1.6.18, a meta store
@@ -57,6 +57,8 @@ final class MemcachedLockBackend implements LockBackend {
             .crossProcess().persistentFencing().ownerRecords().build();
     /** memcached reads a larger expiry as an absolute Unix time. */
     static final long MAX_TTL_SECONDS = 30L * 24 * 60 * 60;
+    /** How long a fencing counter lives from its creation (increments do not extend it). */
+    static final long FENCE_TTL_SECONDS = 24 * 60 * 60;
     /** Lock items read per round trip while listing. */
     private static final int LIST_BATCH = 200;
 
@@ -132,15 +134,16 @@ final class MemcachedLockBackend implements LockBackend {
             // only succeed after that release, and its increment comes later still: tokens rise
             // from holder to holder. (A lock broken by force within the microseconds between a
             // holder's add and its increment could see the next holder's token below the broken
-            // one's; the broken holder loses its lock at its next renewal either way.) The
-            // counter never expires (N0); when it is missing (first use, a restart, an eviction,
-            // a deletion) it starts at this server's clock in microseconds (ServerFacts), above
-            // every token issued before as long as the name saw fewer than one attempt per
-            // microsecond and the clocks did not go back.
+            // one's; the broken holder loses its lock at its next renewal either way.) When the
+            // counter is missing (first use, a restart, an eviction, a deletion, or a day after it
+            // was created: its expiry bounds the memory of names no longer used) it starts at this
+            // server's clock in microseconds (ServerFacts), above every token issued before as
+            // long as the name saw fewer than one attempt per microsecond and the clocks did not
+            // go back.
             x = node.call(facts -> List.of(
                     MetaRequest.add(keys.lock(), value, ttl),
                     MetaRequest.of("mg " + keys.lock() + " c v"),
-                    MetaRequest.of("ma " + keys.fence() + " N0 J" + facts.clockMicros() + " v")));
+                    MetaRequest.of("ma " + keys.fence() + " N" + FENCE_TTL_SECONDS + " J" + facts.clockMicros() + " v")));
         } catch (RuntimeException e) {
             uncertain.add(request);
             throw e;
@@ -293,7 +296,7 @@ final class MemcachedLockBackend implements LockBackend {
     }
 
     /**
-     * Every lock item on every server, found with {@code lru_crawler metadump all} (which walks
+     * Every lock item on every server, found with {@code lru_crawler metadump hash} (which walks
      * the whole cache: for {@code kanuki status}, not for hot paths), then read in batches.
      */
     @Override

@@ -25,8 +25,7 @@ import org.slf4j.LoggerFactory;
  */
 final class MemcachedNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MemcachedNode.class);
-    private static final String HINT = "check that memcached runs there and is reachable (memcached 1.6 or later:"
-            + " the meta protocol)";
+    private static final String HINT = "check that memcached 1.6 or later runs there and is reachable";
 
     private final String server;
     private final InetSocketAddress address;
@@ -157,9 +156,13 @@ final class MemcachedNode implements AutoCloseable {
     }
 
     /**
-     * Lists the keys starting with {@code prefix}, with {@code lru_crawler metadump all} on a
+     * Lists the keys starting with {@code prefix}, with {@code lru_crawler metadump hash} on a
      * connection of its own (the dump streams every item of the server; the pipelined connection
      * stays free). It walks the whole cache, so it is for {@code kanuki status}, not for hot paths.
+     * The hash table walk, not {@code metadump all}: that one walks the LRU lists and misses, now
+     * and then, an item that memcached is moving from one list to another (an item read twice
+     * becomes active and moves), as a lock just taken and asked about is. Servers older than the
+     * hash walk (which answer {@code BADCLASS}) are walked by LRU.
      *
      * @param prefix the keys wanted
      * @param deadlineNanos when to give up
@@ -168,18 +171,27 @@ final class MemcachedNode implements AutoCloseable {
      * @throws LockBackendException when the server fails, is busy crawling, or is too slow
      */
     List<String> keysStartingWith(String prefix, long deadlineNanos) {
+        List<String> keys = dump("hash", prefix, deadlineNanos);
+        return keys != null ? keys : dump("all", prefix, deadlineNanos);
+    }
+
+    /** @return the keys, or {@code null} when the server does not know the mode */
+    private List<String> dump(String mode, String prefix, long deadlineNanos) {
         List<String> keys = new ArrayList<>();
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(address.getHostString(), address.getPort()),
                     (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
             OutputStream out = socket.getOutputStream();
-            out.write("lru_crawler metadump all\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.write(("lru_crawler metadump " + mode + "\r\n").getBytes(StandardCharsets.US_ASCII));
             out.flush();
             ReplyReader reader = new ReplyReader(socket.getInputStream());
             while (true) {
                 String line = MetaConnection.readLine(socket, reader, deadlineNanos, server);
                 if (line.equals("END")) {
                     return keys;
+                }
+                if (line.startsWith("BADCLASS")) {
+                    return null;
                 }
                 if (line.startsWith("BUSY")) {
                     throw new LockBackendException("memcached at " + server + " is busy crawling its items: " + line,
