@@ -46,6 +46,8 @@ import picocli.CommandLine.Spec;
             "                  GET_LOCK on MySQL or MariaDB",
             "  redis://[USER:PASSWORD@]HOST[:PORT][/DB][?timeout=5s]  (or rediss:// for TLS)",
             "                  Redis keys with a lease, woken by the release's PUBLISH",
+            "  memcached://HOST[:PORT][,HOST[:PORT]...][?timeout=5s]",
+            "                  memcached 1.6 items with a lease, spread over the servers",
             "  mem:            in this process only (for tests)",
             "Durations: 500ms, 5s, 2m, 1h or a number of seconds. Names: any text up to 1024 characters without "
                     + "NUL, read as UTF-8; canonically equivalent spellings (NFC/NFD) are one lock.",
@@ -107,6 +109,7 @@ public final class KanukiCli implements Callable<Integer> {
         for (String scheme : List.of("redis", "rediss")) {
             properties.put(prefix + scheme, "dev.kanuki.redis.RedisLockBackendFactory");
         }
+        properties.put(prefix + "memcached", "dev.kanuki.memcached.MemcachedLockBackendFactory");
         properties.forEach((key, value) -> {
             if (System.getProperty(key) == null) {
                 System.setProperty(key, value);
