@@ -68,6 +68,8 @@ final class MemcachedLockBackend implements LockBackend {
     private final Duration timeout;
     /** Requests whose attempt failed after its add may have been stored: see {@link #abandon}. */
     private final Set<LockRequest> uncertain = ConcurrentHashMap.newKeySet();
+    private static final int KEYS_REMEMBERED = 4096;
+    private final Map<String, MemcachedKeys> keysByName = new ConcurrentHashMap<>();
     private final ExecutorService cleanup = new ThreadPoolExecutor(0, 1, 10, TimeUnit.SECONDS,
             new LinkedBlockingQueue<>(), r -> {
                 Thread t = new Thread(r, "kanuki-memcached-cleanup");
@@ -112,6 +114,23 @@ final class MemcachedLockBackend implements LockBackend {
         return Math.max(2, Math.min(MAX_TTL_SECONDS, seconds));
     }
 
+    /**
+     * A name's keys, remembered for the names in use: the SHA-256 behind them was an eighth of an
+     * acquisition's processor time. Bounded: forgotten all at once past {@value #KEYS_REMEMBERED}
+     * names, so that a program locking ever new names (one per order) does not grow it forever.
+     */
+    private MemcachedKeys keysOf(String name) {
+        MemcachedKeys keys = keysByName.get(name);
+        if (keys == null) {
+            if (keysByName.size() >= KEYS_REMEMBERED) {
+                keysByName.clear();
+            }
+            keys = MemcachedKeys.of(name);
+            keysByName.put(name, keys);
+        }
+        return keys;
+    }
+
     MemcachedNode nodeFor(MemcachedKeys keys) {
         return ring.serverFor(keys.digest());
     }
@@ -121,7 +140,7 @@ final class MemcachedLockBackend implements LockBackend {
         if (request.mode() != LockMode.EXCLUSIVE) {
             throw new UnsupportedOperationException("memcached: only exclusive locks");
         }
-        MemcachedKeys keys = MemcachedKeys.of(request.name());
+        MemcachedKeys keys = keysOf(request.name());
         byte[] value = OwnerRecord.encode(request.owner(), request.name());
         long ttl = ttlSeconds(request.lease());
         MemcachedNode node = nodeFor(keys);
@@ -257,7 +276,7 @@ final class MemcachedLockBackend implements LockBackend {
         if (!uncertain.remove(request)) {
             return;
         }
-        MemcachedKeys keys = MemcachedKeys.of(request.name());
+        MemcachedKeys keys = keysOf(request.name());
         byte[] value = OwnerRecord.encode(request.owner(), request.name());
         MemcachedNode node = nodeFor(keys);
         try {
@@ -278,7 +297,7 @@ final class MemcachedLockBackend implements LockBackend {
 
     @Override
     public LockStatus status(String name) {
-        MemcachedKeys keys = MemcachedKeys.of(name);
+        MemcachedKeys keys = keysOf(name);
         MemcachedNode.Exchange x = nodeFor(keys).call(facts -> List.of(
                 MetaRequest.of("mg " + keys.lock() + " v t"), MetaRequest.of("mg " + keys.fence() + " v")));
         return statusOf(name, x.get(0), x.get(1));
@@ -339,7 +358,7 @@ final class MemcachedLockBackend implements LockBackend {
                     + before.owner().map(OwnerInfo::describe).orElse("an unknown owner")
                     + " whose lease is running; it is freed when the lease runs out, or break it with force");
         }
-        MemcachedKeys keys = MemcachedKeys.of(name);
+        MemcachedKeys keys = keysOf(name);
         nodeFor(keys).call(facts -> List.of(MetaRequest.of("md " + keys.lock())));
         return before;
     }

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -33,6 +34,8 @@ final class MemcachedNode implements AutoCloseable {
     private final ReentrantLock connecting = new ReentrantLock();
     private volatile MetaConnection connection;
     private volatile boolean closed;
+    /** Deadline ticks of the connection, and the guard of a connection being opened. */
+    private final ScheduledThreadPoolExecutor timer;
     private final java.util.concurrent.atomic.AtomicLong roundTrips = new java.util.concurrent.atomic.AtomicLong();
 
     /**
@@ -44,6 +47,12 @@ final class MemcachedNode implements AutoCloseable {
         this.server = (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
         this.address = InetSocketAddress.createUnresolved(host, port);
         this.timeoutNanos = timeout.toNanos();
+        this.timer = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "kanuki-memcached-timer-" + server);
+            t.setDaemon(true);
+            return t;
+        });
+        timer.setRemoveOnCancelPolicy(true);
     }
 
     /** @return the server as {@code host:port} (the name on the hash ring and in messages) */
@@ -125,7 +134,11 @@ final class MemcachedNode implements AutoCloseable {
             }
             c = connection;
             if (c == null || !c.isOpen()) {
-                c = MetaConnection.open(address, server, deadline);
+                try {
+                    c = MetaConnection.open(address, server, timer, deadline);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    throw new IOException("the backend was closed");
+                }
                 connection = c;
             }
             return c;
@@ -184,7 +197,7 @@ final class MemcachedNode implements AutoCloseable {
             OutputStream out = socket.getOutputStream();
             out.write(("lru_crawler metadump " + mode + "\r\n").getBytes(StandardCharsets.US_ASCII));
             out.flush();
-            ReplyReader reader = new ReplyReader(socket.getInputStream());
+            ReplyReader reader = new ReplyReader(socket.getInputStream()::read);
             while (true) {
                 String line = MetaConnection.readLine(socket, reader, deadlineNanos, server);
                 if (line.equals("END")) {
@@ -222,6 +235,7 @@ final class MemcachedNode implements AutoCloseable {
         if (c != null) {
             c.close();
         }
+        timer.shutdownNow();
     }
 
     @Override

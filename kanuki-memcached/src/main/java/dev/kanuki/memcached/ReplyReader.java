@@ -2,7 +2,6 @@ package dev.kanuki.memcached;
 
 import java.io.EOFException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.ProtocolException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -22,12 +21,18 @@ final class ReplyReader {
     private static final java.util.Set<String> TEXT_ANSWERS = java.util.Set.of("STORED", "NOT_STORED", "EXISTS",
             "NOT_FOUND");
 
-    private final InputStream in;
+    /** Where the bytes come from: a socket's stream ({@code in::read}). */
+    interface Source {
+        /** @return bytes read into {@code b} at {@code off}, at least one, or -1 at the end */
+        int read(byte[] b, int off, int len) throws IOException;
+    }
+
+    private final Source in;
     private byte[] buffer = new byte[16 * 1024];
     private int start;
     private int end;
 
-    ReplyReader(InputStream in) {
+    ReplyReader(Source in) {
         this.in = in;
     }
 

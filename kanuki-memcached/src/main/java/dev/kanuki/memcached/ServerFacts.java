@@ -1,12 +1,7 @@
 package dev.kanuki.memcached;
 
-import java.io.IOException;
-import java.io.OutputStream;
 import java.net.ProtocolException;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -40,37 +35,18 @@ record ServerFacts(long pid, long bootSeconds, String version, long anchorMicros
     private static final long SERVER_CLOCK_LAG_MICROS = 2_000_000;
 
     /**
-     * Asks the server with {@code stats} on a connection that has no other traffic yet.
-     *
      * @param server the server, for messages
-     * @param deadlineNanos when to give up, on the {@link System#nanoTime()} scale
+     * @param stats the server's answer to {@code stats}
+     * @param sentNanos when {@code stats} was sent, on the {@link System#nanoTime()} scale
+     * @param receivedNanos when the answer was in
      */
-    static ServerFacts ask(String server, Socket socket, ReplyReader reader, long deadlineNanos) throws IOException {
-        long sent = System.nanoTime();
-        OutputStream out = socket.getOutputStream();
-        out.write("stats\r\n".getBytes(StandardCharsets.US_ASCII));
-        out.flush();
-        Map<String, String> stats = new HashMap<>();
-        while (true) {
-            String line = MetaConnection.readLine(socket, reader, deadlineNanos, server);
-            if (line.equals("END")) {
-                break;
-            }
-            if (!line.startsWith("STAT ")) {
-                throw new ProtocolException("memcached at " + server + " answered 'stats' with '"
-                        + dev.kanuki.spi.SafeNames.printable(line) + "'");
-            }
-            String[] f = line.split(" ", 3);
-            if (f.length == 3) {
-                stats.put(f[1], f[2]);
-            }
-        }
-        long received = System.nanoTime();
+    static ServerFacts of(String server, Map<String, String> stats, long sentNanos, long receivedNanos)
+            throws ProtocolException {
         Instant wall = Instant.now();
         long time = number(stats, "time", server);
         long uptime = number(stats, "uptime", server);
         long low = time * 1_000_000;
-        long high = low + SERVER_CLOCK_LAG_MICROS + TimeUnit.NANOSECONDS.toMicros(received - sent);
+        long high = low + SERVER_CLOCK_LAG_MICROS + TimeUnit.NANOSECONDS.toMicros(receivedNanos - sentNanos);
         long local = wall.getEpochSecond() * 1_000_000 + wall.getNano() / 1_000;
         long anchor = Math.max(low, Math.min(high, local));
         if (anchor != local) {
@@ -78,7 +54,7 @@ record ServerFacts(long pid, long bootSeconds, String version, long anchorMicros
                     + " clock, to within about two seconds", (local - anchor) / 1000, server);
         }
         return new ServerFacts(number(stats, "pid", server), time - uptime, stats.getOrDefault("version", "?"),
-                anchor, received);
+                anchor, receivedNanos);
     }
 
     private static long number(Map<String, String> stats, String name, String server) throws ProtocolException {
