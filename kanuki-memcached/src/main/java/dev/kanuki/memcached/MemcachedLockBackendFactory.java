@@ -37,6 +37,11 @@ public final class MemcachedLockBackendFactory implements LockBackendFactory {
         if (timeout.isZero() || timeout.isNegative()) {
             throw new IllegalArgumentException("option timeout in backend URI '" + uri.redacted() + "' must be positive");
         }
+        Duration lease = uri.durationParam("lease", Duration.ofSeconds(30)); // the engine's option, checked here
+        if (MemcachedLockBackend.ttlSeconds(lease) >= MemcachedLockBackend.MAX_TTL_SECONDS) {
+            throw new IllegalArgumentException("lease=" + uri.params().get("lease") + " in backend URI '" + uri.redacted()
+                    + "' is too long: memcached keeps an item at most 30 days; use a lease of at most 696h (29 days)");
+        }
         List<MemcachedNode> nodes = new ArrayList<>();
         for (HostPort server : servers(uri)) {
             nodes.add(new MemcachedNode(server.host(), server.port(), timeout));

@@ -44,6 +44,9 @@ class MemcachedLockBackendFactoryTest {
                 () -> factory.create(LockUri.parse("memcached://h?tmeout=1s"))).getMessage().contains("tmeout"));
         assertTrue(assertThrows(IllegalArgumentException.class,
                 () -> factory.create(LockUri.parse("memcached://h?timeout=0s"))).getMessage().contains("positive"));
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> factory.create(LockUri.parse("memcached://h?lease=960h"))).getMessage().contains("30 days"));
+        factory.create(LockUri.parse("memcached://h?lease=696h")).close();
     }
 
     @Test
