@@ -21,14 +21,7 @@ final class MemcachedByHand implements AutoCloseable {
     private final byte[] line = new byte[256];
 
     MemcachedByHand(String host, int port) throws IOException {
-        this(host, port, false);
-    }
-
-    MemcachedByHand(String host, int port, boolean timed) throws IOException {
         socket = new Socket(host, port);
-        if (timed) {
-            socket.setSoTimeout(5000);
-        }
         socket.setTcpNoDelay(true);
         out = socket.getOutputStream();
         in = new BufferedInputStream(socket.getInputStream());

@@ -15,7 +15,7 @@ import java.util.Locale;
  * by hand ({@link MemcachedByHand#addAndDelete}: add with expiry, then compare-and-delete) and
  * beside kanuki's own commands by hand ({@link MemcachedByHand#sameCommands}), which splits the
  * ratio into what the commands cost on the server and what kanuki's client and engine add. One
- * JVM, one memcached started by the test kit; each round opens a new provider and new raw
+ * JVM, one memcached started by the test kit with one worker thread; each round opens a new provider and new raw
  * connections (a loopback connection's cost depends on where the server's thread for it runs) and
  * alternates short blocks of {@value #BLOCK} operations of each side {@value #BLOCKS} times, so
  * that the machine's other load falls on all sides alike; ratios are taken within each round,
@@ -40,7 +40,9 @@ public final class MemcachedInterleaved {
 
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
-        try (MemcachedServer server = MemcachedServer.start()) {
+        // one worker thread: every connection is served by the same thread, so no side gets a
+        // luckier thread (memcached hands connections to its threads in turn)
+        try (MemcachedServer server = MemcachedServer.start(MemcachedServer.DEFAULT_MEGABYTES, false, List.of("-t", "1"))) {
             run(server, rounds);
         }
     }

@@ -177,7 +177,7 @@ final class MetaConnection implements AutoCloseable {
                 }
                 pending.addAll(mine);
             }
-            out.write(bytes.toByteArray());
+            bytes.writeTo(out); // one write of the buffer, no copy
         } catch (IOException e) {
             throw fail(e);
         } finally {

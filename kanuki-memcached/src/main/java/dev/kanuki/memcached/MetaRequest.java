@@ -48,7 +48,9 @@ record MetaRequest(String line, byte[] data, boolean meta) {
     void writeTo(ByteArrayOutputStream out, int opaque) {
         out.writeBytes(line.getBytes(StandardCharsets.US_ASCII));
         if (meta) {
-            out.writeBytes((" O" + opaque).getBytes(StandardCharsets.US_ASCII));
+            out.write(' ');
+            out.write('O');
+            out.writeBytes(Integer.toString(opaque).getBytes(StandardCharsets.US_ASCII));
         }
         out.write('\r');
         out.write('\n');

@@ -38,12 +38,14 @@ public final class MemcachedServer extends ServerProcess {
     private final Path binary;
     private final int megabytes;
     private final boolean noEviction;
+    private final List<String> options;
 
-    private MemcachedServer(Path binary, int megabytes, boolean noEviction) {
+    private MemcachedServer(Path binary, int megabytes, boolean noEviction, List<String> options) {
         super("memcached", "memcache");
         this.binary = binary;
         this.megabytes = megabytes;
         this.noEviction = noEviction;
+        this.options = List.copyOf(options);
     }
 
     /**
@@ -68,10 +70,24 @@ public final class MemcachedServer extends ServerProcess {
      * @throws MissingServerException when memcached is not installed
      */
     public static MemcachedServer start(int megabytes, boolean noEviction) {
+        return start(megabytes, noEviction, List.of());
+    }
+
+    /**
+     * Starts a new server that the caller owns, with more of memcached's options.
+     *
+     * @param megabytes the memory for items ({@code -m})
+     * @param noEviction {@code -M}: refuse new items when full instead of evicting
+     * @param options more command-line options, e.g. {@code List.of("-t", "1")} for one worker
+     *     thread (then every connection is served by the same thread)
+     * @return a running server
+     * @throws MissingServerException when memcached is not installed
+     */
+    public static MemcachedServer start(int megabytes, boolean noEviction, List<String> options) {
         if (megabytes < 1) {
             throw new IllegalArgumentException("memory must be at least 1 MB, got " + megabytes);
         }
-        MemcachedServer server = new MemcachedServer(findBinary(), megabytes, noEviction);
+        MemcachedServer server = new MemcachedServer(findBinary(), megabytes, noEviction, options);
         server.firstStart();
         return server;
     }
@@ -147,6 +163,7 @@ public final class MemcachedServer extends ServerProcess {
         if (noEviction) {
             command.add("-M");
         }
+        command.addAll(options);
         return command;
     }
 
