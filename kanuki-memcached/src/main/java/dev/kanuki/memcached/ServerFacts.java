@@ -17,12 +17,13 @@ import org.slf4j.LoggerFactory;
  * grant is therefore only renewed, verified or released on a connection to the incarnation that
  * granted it.
  *
- * <p><b>Clock</b>: memcached's {@code time} has whole seconds and lags the wall clock by up to two
- * (the second it reports is its start time plus its whole seconds of uptime, both cut down). The
- * clock used for fencing floors is this host's wall clock when it falls in the window the
- * server's answer allows, else the nearest end of that window, and then runs on by
- * {@link System#nanoTime()}: as precise as the clients' clocks agree (NTP), never further from the
- * server's than about two seconds.
+ * <p><b>Clock</b>: memcached's {@code time} has whole seconds: it is its start time (cut to the
+ * second) plus its uptime in whole seconds of its monotonic clock, advanced by a once-a-second
+ * tick; so the real time is between one second before and three seconds after it (seen here: 0.7
+ * to 1.7 s after). The clock used for fencing floors is this host's wall clock when it falls in
+ * that window, else the nearest end of the window, and then runs on by {@link System#nanoTime()}:
+ * as precise as the clients' clocks agree (NTP), never more than about three seconds off the
+ * server's.
  *
  * @param pid the server's process id
  * @param bootSeconds the server's start, Unix seconds, as it reports it
@@ -32,7 +33,9 @@ import org.slf4j.LoggerFactory;
  */
 record ServerFacts(long pid, long bootSeconds, String version, long anchorMicros, long anchorNanos) {
     private static final Logger LOG = LoggerFactory.getLogger(ServerFacts.class);
-    private static final long SERVER_CLOCK_LAG_MICROS = 2_000_000;
+    /** How far the real time can be before and after memcached's {@code time} (see the class comment). */
+    private static final long SERVER_CLOCK_AHEAD_MICROS = 1_000_000;
+    private static final long SERVER_CLOCK_LAG_MICROS = 3_000_000;
 
     /**
      * @param server the server, for messages
@@ -45,13 +48,13 @@ record ServerFacts(long pid, long bootSeconds, String version, long anchorMicros
         Instant wall = Instant.now();
         long time = number(stats, "time", server);
         long uptime = number(stats, "uptime", server);
-        long low = time * 1_000_000;
-        long high = low + SERVER_CLOCK_LAG_MICROS + TimeUnit.NANOSECONDS.toMicros(receivedNanos - sentNanos);
+        long low = time * 1_000_000 - SERVER_CLOCK_AHEAD_MICROS;
+        long high = time * 1_000_000 + SERVER_CLOCK_LAG_MICROS + TimeUnit.NANOSECONDS.toMicros(receivedNanos - sentNanos);
         long local = wall.getEpochSecond() * 1_000_000 + wall.getNano() / 1_000;
         long anchor = Math.max(low, Math.min(high, local));
         if (anchor != local) {
             LOG.warn("this host's clock is {} ms off the clock of memcached at {}; fencing floors follow the server's"
-                    + " clock, to within about two seconds", (local - anchor) / 1000, server);
+                    + " clock, to within about three seconds", (local - anchor) / 1000, server);
         }
         return new ServerFacts(number(stats, "pid", server), time - uptime, stats.getOrDefault("version", "?"),
                 anchor, receivedNanos);
