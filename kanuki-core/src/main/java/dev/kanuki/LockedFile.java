@@ -21,17 +21,34 @@ import java.util.function.UnaryOperator;
 
 /**
  * A shared file that is only ever read and written under a lock, so that no update is lost
- * (a bulletin board, a counter, a state file). Each update is: lock, read, transform, write a temporary file,
- * fsync it, {@link LockHandle#verify() verify} the lock is still held, atomically rename it over
- * the file, fsync the directory, release. Readers never see a half-written file, and a holder
- * that lost its lock does not overwrite a newer holder's data.
+ * (a bulletin board, a counter, a state file), and that a holder which lost its lock cannot
+ * overwrite, whatever instant it was paused at.
+ *
+ * <p>Checking the lock and then writing is not enough: a holder paused (a GC, SIGSTOP) between the
+ * check and the write resumes after another holder's update and overwrites it. So the file system
+ * itself orders the writes by fencing token: each update is written in full (fsynced) as a new
+ * version in the directory {@code .NAME.kanuki} beside the file and committed by creating the
+ * version's name with {@code link(2)}, which succeeds at most once per parent version; a version
+ * is committed only on top of one with a lower token. A holder that lost its lock either commits
+ * before any newer holder has written (nothing newer exists to overwrite) or is refused with a
+ * {@link LockLostException}. Later holders read the newest version, never the plain file.
+ *
+ * <p>The plain file at {@link #path()} is then replaced by a complete copy (temporary file, fsync,
+ * atomic rename), so that readers who open it see whole content. A writer publishes only while its
+ * version is the newest, and after renaming it checks again and republishes the newest if a newer
+ * version appeared; only a writer paused exactly between those two steps can leave the plain file
+ * one version behind until it resumes or the next update. Programs that need the newest content
+ * read through {@link #read}.
  *
  * <p>There is deliberately no way to read the file through this class without the lock: reading
- * outside the lock would let a reader act on a value that is being replaced.
+ * outside the lock would let a reader act on a value that is being replaced. Every writer of the
+ * file must go through this class with the same lock; changes made to the plain file by other
+ * programs after the first update are not seen.
  */
 public final class LockedFile {
     private final DistributedLock lock;
     private final Path file;
+    private final FileVersions versions;
 
     private LockedFile(DistributedLock lock, Path file) {
         this.lock = Objects.requireNonNull(lock, "lock");
@@ -39,6 +56,7 @@ public final class LockedFile {
         if (this.file.getParent() == null) {
             throw new IllegalArgumentException("file '" + file + "' has no parent directory");
         }
+        this.versions = new FileVersions(this.file);
     }
 
     /**
@@ -60,20 +78,40 @@ public final class LockedFile {
      *
      * @param timeout the longest wait for the lock
      * @param transform receives the current content (empty when the file does not exist) and
-     *     returns the new content; returning the very array it was given writes nothing
+     *     returns the new content; returning the very array it was given writes nothing. It may be
+     *     called a second time, with newer content, when a holder whose lock had run out committed
+     *     an update in between: it must depend on its input only
      * @return the content the file has after the update
      * @throws LockTimeoutException when the lock was not obtained in time; nothing was written
-     * @throws LockLostException when the lock was lost before the rename; nothing was written
+     * @throws LockLostException when the lock was lost and a newer holder has written, or the lock
+     *     was found lost before the commit; nothing was written
      * @throws LockBackendException when the file cannot be read or written; the file is unchanged
      */
     public byte[] update(Duration timeout, UnaryOperator<byte[]> transform) {
         try (LockHandle handle = lock.acquire(timeout)) {
-            byte[] before = readContent();
-            byte[] after = Objects.requireNonNull(transform.apply(before), "transform returned null");
-            if (after != before) {
-                replaceContent(after, handle);
+            long token = handle.fencingToken();
+            while (true) {
+                FileVersions.Version head = versions.head();
+                if (head.token() >= token) {
+                    throw refused(head.token(), token);
+                }
+                step(Step.READ);
+                byte[] before = head.content();
+                byte[] after = Objects.requireNonNull(transform.apply(before), "transform returned null");
+                if (after == before) {
+                    return after;
+                }
+                step(Step.TRANSFORMED);
+                if (commit(handle, token, head, after)) {
+                    publish(token, head.token(), after);
+                    return after;
+                }
+                // A holder whose lock had already run out committed in between: its token is below
+                // ours, so its update stands; apply ours on top of it.
             }
-            return after;
+        } catch (IOException e) {
+            throw new LockBackendException("cannot update " + file + ": " + e,
+                    "check free space and permissions of " + file.getParent() + "; the file is unchanged", e);
         }
     }
 
@@ -103,49 +141,100 @@ public final class LockedFile {
      */
     public <R> R read(Duration timeout, Function<byte[], R> reader) {
         try (LockHandle ignored = lock.acquire(timeout)) {
-            return reader.apply(readContent());
-        }
-    }
-
-    private byte[] readContent() {
-        try {
-            return Files.readAllBytes(file);
-        } catch (NoSuchFileException e) {
-            return new byte[0];
+            return reader.apply(versions.head().content());
         } catch (IOException e) {
             throw new LockBackendException("cannot read " + file + ": " + e, "check that the file is readable", e);
         }
     }
 
-    private void replaceContent(byte[] content, LockHandle handle) {
+    /** @return true when the version was committed; false when the caller must read the newest and retry */
+    private boolean commit(LockHandle handle, long token, FileVersions.Version head, byte[] content) throws IOException {
+        Path temp = versions.write(token, content);
+        try {
+            step(Step.WRITTEN);
+            handle.verify(); // an early refusal; the commit below is what makes a late writer harmless
+            step(Step.VERIFIED);
+            if (!versions.commit(temp, head, token)) {
+                FileVersions.Version now = versions.head();
+                if (now.token() >= token) {
+                    throw refused(now.token(), token);
+                }
+                return false;
+            }
+            step(Step.COMMITTED);
+            return true;
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+    }
+
+    /** Replaces the plain file by the newest version, as long as it is ours (see the class comment). */
+    private void publish(long token, long parent, byte[] content) throws IOException {
+        long slot = parent;
+        long own = token;
+        byte[] newest = content;
+        for (int round = 0; round < 100; round++) {
+            if (!versions.leadsToHead(slot, own)) {
+                return; // gone: a newer writer publishes its own
+            }
+            boolean isHead = versions.head().token() == own;
+            if (!isHead) {
+                FileVersions.Version head = versions.head();
+                slot = head.parent();
+                own = head.token();
+                newest = head.content();
+                continue;
+            }
+            replacePlain(newest);
+            step(Step.PUBLISHED);
+            FileVersions.Version after = versions.head();
+            if (after.token() == own) {
+                versions.cleanUp();
+                return;
+            }
+            // A newer version was committed while we renamed: make sure the plain file shows it.
+            slot = after.parent();
+            own = after.token();
+            newest = after.content();
+        }
+    }
+
+    private void replacePlain(byte[] content) throws IOException {
         Path dir = file.getParent();
         Path temp = dir.resolve("." + file.getFileName() + "." + UUID.randomUUID() + ".tmp");
         try {
             try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                ByteBuffer buffer = ByteBuffer.wrap(content);
-                while (buffer.hasRemaining()) {
-                    out.write(buffer);
-                }
+                FileVersions.writeAll(out, ByteBuffer.wrap(content));
                 out.force(true);
             }
             copyPermissions(temp);
-            handle.verify();
             try {
                 Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
                 throw new LockBackendException("cannot rename " + temp + " over " + file + " atomically",
                         "keep the file on a local file system that supports rename", e);
             }
-            forceDirectory(dir);
-        } catch (IOException e) {
-            throw new LockBackendException("cannot write " + file + ": " + e,
-                    "check free space and permissions of " + dir + "; the file is unchanged", e);
+            FileVersions.forceDirectory(dir);
         } finally {
-            try {
-                Files.deleteIfExists(temp);
-            } catch (IOException ignored) {
-                // best effort: the temporary file has a unique name and harms nobody
-            }
+            Files.deleteIfExists(temp);
+        }
+    }
+
+    private LockLostException refused(long newer, long token) {
+        return new LockLostException(lock.name(), "a holder with fencing token " + newer + " has already written "
+                + file + " (this holder's token is " + token + "); nothing was written", null);
+    }
+
+    /** The steps of an update, for tests that pause a holder at each. */
+    enum Step { READ, TRANSFORMED, WRITTEN, VERIFIED, COMMITTED, PUBLISHED }
+
+    /** Called at each step of an update; tests in this package set it to pause a holder. */
+    static volatile java.util.function.Consumer<Step> stepHook;
+
+    private static void step(Step step) {
+        java.util.function.Consumer<Step> hook = stepHook;
+        if (hook != null) {
+            hook.accept(step);
         }
     }
 
@@ -158,12 +247,4 @@ public final class LockedFile {
         Files.setPosixFilePermissions(temp, permissions);
     }
 
-    private static void forceDirectory(Path dir) {
-        // Makes the rename itself durable; not every platform can open a directory for fsync.
-        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
-            channel.force(true);
-        } catch (IOException ignored) {
-            // the rename has happened; only its durability across a power cut is not assured
-        }
-    }
 }

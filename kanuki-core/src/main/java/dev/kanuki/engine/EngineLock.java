@@ -66,7 +66,8 @@ final class EngineLock implements DistributedSemaphore {
     @Override
     public CompletableFuture<LockHandle> acquireAsync(Duration timeout) {
         provider.checkOpen();
-        Waiter w = new Waiter(this, newRequest(), timeout, System.nanoTime(), true);
+        long now = System.nanoTime();
+        Waiter w = new Waiter(this, newRequest(now, timeout), timeout, now, true);
         Gate gate = enter(w);
         if (gate == null) {
             return w.future;
@@ -93,14 +94,16 @@ final class EngineLock implements DistributedSemaphore {
         return new JavaLockView(this);
     }
 
-    private LockRequest newRequest() {
-        return new LockRequest(name, mode, permits, provider.lease);
+    /** A request that carries the caller's deadline, so that a backend can bound each call by it. */
+    private LockRequest newRequest(long now, Duration timeout) {
+        return new LockRequest(name, mode, permits, provider.lease, Waiter.deadline(now, timeout));
     }
 
     /** Queues a waiter and, when it may contend at once, contends in this thread. */
     private Waiter start(Duration timeout, boolean nameHolder) {
         provider.checkOpen();
-        Waiter w = new Waiter(this, newRequest(), timeout, System.nanoTime(), nameHolder);
+        long now = System.nanoTime();
+        Waiter w = new Waiter(this, newRequest(now, timeout), timeout, now, nameHolder);
         Gate gate = enter(w);
         if (gate != null && w.contendNow) {
             gate.contendInline(w);

@@ -57,8 +57,13 @@ final class Waiter {
         this.nameHolder = nameHolder;
         this.request = request;
         this.timeout = timeout;
+        this.deadline = deadline(now, timeout);
+    }
+
+    /** @return {@code now + timeout} on the nanoTime clock, saturated far in the future */
+    static long deadline(long now, Duration timeout) {
         long nanos = saturatedNanos(timeout);
-        this.deadline = nanos >= Long.MAX_VALUE / 4 ? now + Long.MAX_VALUE / 4 : now + nanos;
+        return nanos >= Long.MAX_VALUE / 4 ? now + Long.MAX_VALUE / 4 : now + nanos;
     }
 
     static long saturatedNanos(Duration d) {

@@ -14,7 +14,12 @@ public final class LockRequest {
     private final LockMode mode;
     private final int permits;
     private final Duration lease;
+    private final long deadlineNanos;
     private OwnerInfo owner;
+
+    /** The least time {@link #callTimeout} gives one call, so that a try without waiting still gets one round trip. */
+    static final Duration MIN_CALL = Duration.ofSeconds(1);
+    private static final long NO_DEADLINE = Long.MAX_VALUE;
 
     /**
      * @param name the validated lock name
@@ -23,10 +28,49 @@ public final class LockRequest {
      * @param lease the lease ttl backends must give the lock; session backends ignore it
      */
     public LockRequest(String name, LockMode mode, int permits, Duration lease) {
+        this(name, mode, permits, lease, NO_DEADLINE);
+    }
+
+    /**
+     * @param name the validated lock name
+     * @param mode exclusive, shared or one semaphore permit
+     * @param permits the semaphore's size for {@link LockMode#PERMIT}, else 1
+     * @param lease the lease ttl backends must give the lock; session backends ignore it
+     * @param deadlineNanos the caller's deadline on the {@link System#nanoTime()} clock, or
+     *     {@link Long#MAX_VALUE} for none
+     */
+    public LockRequest(String name, LockMode mode, int permits, Duration lease, long deadlineNanos) {
         this.name = Objects.requireNonNull(name);
         this.mode = Objects.requireNonNull(mode);
         this.permits = permits;
         this.lease = Objects.requireNonNull(lease);
+        this.deadlineNanos = deadlineNanos;
+    }
+
+    /**
+     * @return the time left before the caller's deadline (zero once it passed, and for a try
+     *     without waiting); {@code Duration.ofNanos(Long.MAX_VALUE)} when the caller gave none
+     */
+    public Duration timeLeft() {
+        if (deadlineNanos == NO_DEADLINE) {
+            return Duration.ofNanos(Long.MAX_VALUE);
+        }
+        return Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime()));
+    }
+
+    /**
+     * How long one call to the store for this request may take, so that the caller's deadline,
+     * not a client library's retries, decides: the backend's own per-call timeout, cut to the
+     * time left before the caller's deadline, but never below one second (a try without waiting,
+     * or the last attempt before the deadline, still gets one round trip on a slow network).
+     *
+     * @param backendTimeout the backend's per-call timeout (its {@code timeout} option)
+     * @return the smaller of the two, at least one second unless {@code backendTimeout} is less
+     */
+    public Duration callTimeout(Duration backendTimeout) {
+        Duration left = timeLeft();
+        Duration bounded = left.compareTo(MIN_CALL) < 0 ? MIN_CALL : left;
+        return bounded.compareTo(backendTimeout) < 0 ? bounded : backendTimeout;
     }
 
     /** @return the lock name; already checked against {@link dev.kanuki.LockNames} */

@@ -110,6 +110,87 @@ public final class LockUri {
         return authority;
     }
 
+    /** A server named in a URI's authority: host (without IPv6 brackets) and port. */
+    public record Server(String host, int port) {
+        /** @return {@code host:port}, with brackets around an IPv6 host */
+        @Override
+        public String toString() {
+            return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+        }
+    }
+
+    /**
+     * The servers of {@code scheme://[user[:password]@]host[:port][,host2[:port]...]/path}.
+     *
+     * @param defaultPort the port of a server written without one
+     * @return the servers in the order written, at least one
+     * @throws IllegalArgumentException when there is no host, a host is empty or a port is not a
+     *     number from 1 to 65535
+     */
+    public java.util.List<Server> servers(int defaultPort) {
+        String hosts = hostPart();
+        if (!body.startsWith("//") || hosts.isEmpty()) {
+            throw new IllegalArgumentException("backend URI '" + redacted() + "' has no host; write "
+                    + scheme + "://host:" + defaultPort);
+        }
+        java.util.List<Server> out = new java.util.ArrayList<>();
+        for (String one : hosts.split(",", -1)) {
+            String host = one;
+            int port = defaultPort;
+            int portColon = one.startsWith("[") ? one.indexOf(':', Math.max(0, one.indexOf(']'))) : one.lastIndexOf(':');
+            if (portColon >= 0) {
+                host = one.substring(0, portColon);
+                try {
+                    port = Integer.parseInt(one.substring(portColon + 1));
+                } catch (NumberFormatException e) {
+                    port = -1;
+                }
+                if (port < 1 || port > 65535) {
+                    throw new IllegalArgumentException("backend URI '" + redacted() + "' has a bad port in '" + one
+                            + "'; write host:port with a port from 1 to 65535");
+                }
+            }
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            if (host.isEmpty()) {
+                throw new IllegalArgumentException("backend URI '" + redacted() + "' has an empty host in '" + hosts
+                        + "'; write " + scheme + "://host1:port,host2:port");
+            }
+            out.add(new Server(host, port));
+        }
+        return java.util.List.copyOf(out);
+    }
+
+    /** @return the decoded user of {@code scheme://user[:password]@host}, or empty */
+    public Optional<String> user() {
+        String info = userInfo();
+        if (info == null) {
+            return Optional.empty();
+        }
+        int colon = info.indexOf(':');
+        return Optional.of(decode(colon < 0 ? info : info.substring(0, colon)));
+    }
+
+    /** @return the decoded password of {@code scheme://user:password@host}, or empty */
+    public Optional<String> password() {
+        String info = userInfo();
+        if (info == null || info.indexOf(':') < 0) {
+            return Optional.empty();
+        }
+        return Optional.of(decode(info.substring(info.indexOf(':') + 1)));
+    }
+
+    private String userInfo() {
+        int at = authority.lastIndexOf('@');
+        return at < 0 ? null : authority.substring(0, at);
+    }
+
+    private String hostPart() {
+        int at = authority.lastIndexOf('@');
+        return at < 0 ? authority : authority.substring(at + 1);
+    }
+
     /** @return the path: after the authority when there is one, else the whole body */
     public String path() {
         return path;

@@ -56,4 +56,19 @@ class LockUriTest {
         assertThrows(IllegalArgumentException.class, () -> LockProvider.open("mem:?poll=0"));
         assertThrows(IllegalArgumentException.class, () -> LockProvider.open("mem:?lease=often"));
     }
+
+    @Test
+    void readsServerListsAndCredentials() {
+        LockUri uri = LockUri.parse("memcached://app:s%40cret@a.local,b.local:11212,[::1]:11213/x");
+        assertEquals(java.util.List.of(new LockUri.Server("a.local", 11211), new LockUri.Server("b.local", 11212),
+                new LockUri.Server("::1", 11213)), uri.servers(11211));
+        assertEquals("app", uri.user().orElseThrow());
+        assertEquals("s@cret", uri.password().orElseThrow());
+        assertEquals("[::1]:11213", uri.servers(1).get(2).toString());
+        assertTrue(LockUri.parse("etcd://h:2379").user().isEmpty());
+        assertTrue(LockUri.parse("etcd://pw@h").password().isEmpty());
+        for (String bad : new String[] {"etcd://", "etcd:/x", "etcd://h:0", "etcd://h:x", "etcd://a,,b", "etcd://h:70000"}) {
+            assertThrows(IllegalArgumentException.class, () -> LockUri.parse(bad).servers(2379), bad);
+        }
+    }
 }

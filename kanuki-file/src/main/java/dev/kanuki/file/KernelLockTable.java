@@ -128,15 +128,20 @@ final class KernelLockTable {
     record FileId(long major, long minor, long inode) {
         static FileId of(Path file) {
             try {
-                long dev = ((Number) Files.getAttribute(file, "unix:dev", LinkOption.NOFOLLOW_LINKS)).longValue();
-                long ino = ((Number) Files.getAttribute(file, "unix:ino", LinkOption.NOFOLLOW_LINKS)).longValue();
-                // glibc's major() and minor() of a stat() st_dev
-                long major = ((dev >>> 8) & 0xfffL) | ((dev >>> 32) & ~0xfffL);
-                long minor = (dev & 0xffL) | ((dev >>> 12) & ~0xffL);
-                return new FileId(major, minor, ino);
+                return of(Files.readAttributes(file, "unix:dev,ino", LinkOption.NOFOLLOW_LINKS)); // one stat
             } catch (IOException | UnsupportedOperationException | IllegalArgumentException | ClassCastException e) {
                 return null;
             }
+        }
+
+        /** @param unix attributes read with {@code unix:dev,ino} (and maybe more) */
+        static FileId of(java.util.Map<String, Object> unix) {
+            long dev = ((Number) unix.get("dev")).longValue();
+            long ino = ((Number) unix.get("ino")).longValue();
+            // glibc's major() and minor() of a stat() st_dev
+            long major = ((dev >>> 8) & 0xfffL) | ((dev >>> 32) & ~0xfffL);
+            long minor = (dev & 0xffL) | ((dev >>> 12) & ~0xffL);
+            return new FileId(major, minor, ino);
         }
     }
 

@@ -85,7 +85,16 @@ class LockedFileTest {
 
     private void assertNoTemporaryFiles() throws Exception {
         try (Stream<Path> list = Files.list(board.getParent())) {
-            assertEquals(1, list.count(), "a temporary file was left behind");
+            // the file, and the directory of its versions once it was written through LockedFile
+            assertEquals(1, list.filter(p -> !p.getFileName().toString().equals(".board.txt.kanuki")).count(),
+                    "a temporary file was left behind");
+        }
+        Path versions = board.resolveSibling(".board.txt.kanuki");
+        if (Files.isDirectory(versions)) {
+            try (Stream<Path> list = Files.list(versions)) {
+                assertEquals(0, list.filter(p -> p.getFileName().toString().startsWith(".tmp-")).count(),
+                        "a temporary version was left behind");
+            }
         }
     }
 }

@@ -457,7 +457,7 @@ public abstract class ServerProcess implements AutoCloseable {
         Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rwx------"));
     }
 
-    private static int freePort() {
+    static int freePort() {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
             return socket.getLocalPort();
         } catch (IOException e) {

@@ -1,0 +1,388 @@
+package dev.kanuki.etcd;
+
+import dev.kanuki.Capabilities;
+import dev.kanuki.LeaseKind;
+import dev.kanuki.LockBackendException;
+import dev.kanuki.LockStatus;
+import dev.kanuki.OwnerInfo;
+import dev.kanuki.spi.ChangeSubscription;
+import dev.kanuki.spi.Grant;
+import dev.kanuki.spi.LockBackend;
+import dev.kanuki.spi.LockMode;
+import dev.kanuki.spi.LockRequest;
+import dev.kanuki.spi.SafeNames;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
+import io.etcd.jetcd.KV;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.LeaseOption;
+import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.options.WatchOption;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * etcd locks. A lock is one key, {@code PREFIX/lock/STEM}, created by a transaction
+ * "if the key's create revision is 0 (it does not exist), put it with our lease, and read it back":
+ * one round trip, atomic on the cluster. The key's create revision is the fencing token: etcd's
+ * revision is one counter for the whole cluster, stored in its log, so it only grows, across
+ * restarts and leader changes.
+ *
+ * <p>Every key of a provider is attached to one etcd lease, the provider's session
+ * ({@link EtcdSession}): its TTL is the engine's lease, it is kept alive by the engine's renewals
+ * (one keep-alive per third of the lease however many locks are held), and when this JVM dies or
+ * stops answering for longer than the TTL, etcd revokes the lease and deletes every key on it.
+ * Release deletes the key only while its create revision is still ours. Waiters are woken by a
+ * watch on the key (the release's delete, or the lease's expiry, is an event), not by polling.
+ */
+final class EtcdLockBackend implements LockBackend {
+    private static final Logger LOG = LoggerFactory.getLogger(EtcdLockBackend.class);
+    private static final Capabilities CAPABILITIES = Capabilities.builder(LeaseKind.TTL)
+            .crossProcess().persistentFencing().ownerRecords().build();
+
+    private final Client client;
+    private final KV kv;
+    private final Watch watch;
+    private final String keyPrefix;
+    private final String scope;
+    private final Duration timeout;
+    private final EtcdSession.Holder sessions;
+    /** Acquisitions sent but not answered in time, and whether the engine has given them up. */
+    private final Map<LockRequest, Boolean> late = new ConcurrentHashMap<>();
+
+    EtcdLockBackend(List<String> endpoints, String user, String password, String prefix, String scope, Duration timeout) {
+        ClientBuilder builder = Client.builder().endpoints(endpoints.toArray(String[]::new)).connectTimeout(timeout);
+        if (user != null) {
+            builder.user(bytes(user)).password(bytes(password == null ? "" : password));
+        }
+        this.client = builder.build();
+        this.kv = client.getKVClient();
+        this.watch = client.getWatchClient();
+        this.keyPrefix = prefix + "/lock/";
+        this.scope = scope;
+        this.timeout = timeout;
+        this.sessions = new EtcdSession.Holder(client.getLeaseClient(), this::await);
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public String scope() {
+        return scope;
+    }
+
+    ByteSequence key(String name) {
+        return bytes(keyPrefix + SafeNames.stem(name, "L"));
+    }
+
+    @Override
+    public Optional<Grant> tryAcquire(LockRequest request) {
+        if (request.mode() != LockMode.EXCLUSIVE) {
+            throw new UnsupportedOperationException("etcd: only exclusive locks so far");
+        }
+        ByteSequence key = key(request.name());
+        ByteSequence value = bytes(encode(request.owner(), request.name()));
+        for (int attempt = 0; ; attempt++) {
+            Duration budget = request.callTimeout(timeout); // the caller's deadline bounds every call
+            EtcdSession session = sessions.current(request.lease(), budget);
+            TxnResponse r;
+            CompletableFuture<TxnResponse> sent = kv.txn()
+                    .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                    .Then(Op.put(key, value, PutOption.builder().withLeaseId(session.id()).build()),
+                            Op.get(key, GetOption.DEFAULT))
+                    .Else(Op.get(key, GetOption.DEFAULT))
+                    .commit();
+            try {
+                r = await(sent, "acquiring", budget);
+            } catch (LockBackendException e) {
+                if (!sent.isDone()) {
+                    watchLateAnswer(request, key, sent);
+                }
+                if (attempt == 0 && EtcdSession.isLeaseGone(e)) {
+                    session.markDead(); // expired between our check and the put: one more try on a new lease
+                    continue;
+                }
+                throw e;
+            }
+            List<KeyValue> kvs = r.getGetResponses().get(0).getKvs();
+            if (kvs.isEmpty()) {
+                return Optional.empty(); // deleted between the compare and the read: the engine tries again
+            }
+            KeyValue held = kvs.get(0);
+            if (r.isSucceeded()) {
+                return Optional.of(new EtcdGrant(key, held.getCreateRevision(), session));
+            }
+            if (held.getValue().equals(value)) {
+                // An earlier attempt of this same acquisition was written after we stopped waiting for it.
+                if (held.getLease() == session.id()) {
+                    return Optional.of(new EtcdGrant(key, held.getCreateRevision(), session));
+                }
+                deleteIfRevision(key, held.getCreateRevision());
+            }
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * The engine gave up on this acquisition: an attempt whose answer we did not wait for may
+     * still have written the key; remove it if it carries this acquisition's record.
+     */
+    @Override
+    public void abandon(LockRequest request) {
+        late.computeIfPresent(request, (r, abandoned) -> Boolean.TRUE);
+        ByteSequence key = key(request.name());
+        ByteSequence value = bytes(encode(request.owner(), request.name()));
+        kv.txn().If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(value)))
+                .Then(Op.delete(key, DeleteOption.DEFAULT)).commit()
+                .whenComplete((r, e) -> {
+                    if (e != null) {
+                        LOG.debug("could not check for an abandoned etcd lock key: {}", e.toString());
+                    }
+                });
+    }
+
+    /**
+     * An acquisition we stopped waiting for (a slow or paused server) may still be applied later.
+     * If the engine has given up on the request by then, the key it wrote is deleted; if not, the
+     * request's next attempt finds the key with its own record and takes it. (A delete sent by
+     * {@link #abandon} alone is not enough: etcd may apply it before the late put.)
+     */
+    private void watchLateAnswer(LockRequest request, ByteSequence key, CompletableFuture<TxnResponse> sent) {
+        late.putIfAbsent(request, Boolean.FALSE);
+        sent.whenComplete((r, e) -> {
+            Boolean abandoned = late.remove(request);
+            if (r != null && r.isSucceeded() && Boolean.TRUE.equals(abandoned)) {
+                long revision = r.getGetResponses().get(0).getKvs().get(0).getCreateRevision();
+                deleteAsync(key, revision).whenComplete((d, f) -> {
+                    if (f != null) {
+                        LOG.warn("cannot remove the key of an abandoned etcd acquisition ({}); it goes with the"
+                                + " provider's lease", f.toString());
+                    }
+                });
+            }
+        });
+    }
+
+    @Override
+    public void release(Grant grant) {
+        EtcdGrant g = (EtcdGrant) grant;
+        try {
+            deleteIfRevision(g.key, g.token);
+        } catch (LockBackendException e) {
+            // The key stays until its lease ends (this provider's session: when it closes or this JVM dies).
+            LOG.warn("cannot release an etcd lock ({}); retrying in the background", e.getMessage());
+            retryRelease(g, 1);
+        }
+    }
+
+    private void retryRelease(EtcdGrant g, int round) {
+        CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(Math.min(round, 10), TimeUnit.SECONDS))
+                .thenCompose(x -> deleteAsync(g.key, g.token))
+                .whenComplete((r, e) -> {
+                    if (e != null && round < 30 && !g.session.isDead() && !sessions.isClosed()) {
+                        retryRelease(g, round + 1);
+                    }
+                });
+    }
+
+    private void deleteIfRevision(ByteSequence key, long createRevision) {
+        await(deleteAsync(key, createRevision), "releasing");
+    }
+
+    private CompletableFuture<TxnResponse> deleteAsync(ByteSequence key, long createRevision) {
+        return kv.txn().If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(createRevision)))
+                .Then(Op.delete(key, DeleteOption.DEFAULT)).commit();
+    }
+
+    /**
+     * Keeps the session's lease alive (at most once per third of it, whatever the number of
+     * locks) and checks that the key is still ours, both requests at once.
+     */
+    @Override
+    public boolean renew(Grant grant, Duration lease) {
+        EtcdGrant g = (EtcdGrant) grant;
+        CompletableFuture<GetResponse> read = kv.get(g.key);
+        if (!g.session.keepAliveIfDue(timeout)) {
+            read.cancel(true);
+            return false;
+        }
+        return isOurs(g, await(read, "renewing"));
+    }
+
+    @Override
+    public boolean verify(Grant grant) {
+        EtcdGrant g = (EtcdGrant) grant;
+        if (g.session.isDead()) {
+            return false;
+        }
+        return isOurs(g, await(kv.get(g.key), "verifying"));
+    }
+
+    private static boolean isOurs(EtcdGrant g, GetResponse read) {
+        if (g.session.isDead() || read.getKvs().isEmpty()) {
+            return false;
+        }
+        KeyValue kv = read.getKvs().get(0);
+        return kv.getCreateRevision() == g.token && kv.getLease() == g.session.id();
+    }
+
+    @Override
+    public ChangeSubscription watchChanges(LockRequest request, Runnable onChange) {
+        Watch.Watcher watcher = watch.watch(key(request.name()), WatchOption.DEFAULT,
+                Watch.listener(response -> onChange.run(), error -> onChange.run()));
+        return watcher::close;
+    }
+
+    @Override
+    public LockStatus status(String name) {
+        GetResponse read = await(kv.get(key(name)), "reading status");
+        if (read.getKvs().isEmpty()) {
+            return new LockStatus(name, LockStatus.State.FREE, Optional.empty(), -1);
+        }
+        KeyValue held = read.getKvs().get(0);
+        Instant until = null;
+        if (held.getLease() != 0) {
+            long ttl = await(client.getLeaseClient().timeToLive(held.getLease(), LeaseOption.DEFAULT), "reading status")
+                    .getTTL();
+            until = ttl > 0 ? Instant.now().plusSeconds(ttl) : null;
+        }
+        return statusOf(name, held, until);
+    }
+
+    @Override
+    public List<LockStatus> list() {
+        GetResponse all = await(kv.get(bytes(keyPrefix), GetOption.builder().isPrefix(true).build()), "listing");
+        List<LockStatus> out = new ArrayList<>();
+        for (KeyValue held : all.getKvs()) {
+            String name = decodeName(held.getValue().toString(StandardCharsets.UTF_8));
+            if (name != null) {
+                out.add(statusOf(name, held, null));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public LockStatus breakLock(String name, boolean force) {
+        LockStatus before = status(name);
+        if (before.state() == LockStatus.State.FREE) {
+            return before;
+        }
+        if (!force) {
+            throw new IllegalStateException("lock '" + SafeNames.printable(name) + "' is held by "
+                    + before.owner().map(OwnerInfo::describe).orElse("an unknown owner")
+                    + " whose lease is kept alive; it is freed when that process ends or stops answering, or break it"
+                    + " with force");
+        }
+        await(kv.delete(key(name)), "breaking");
+        return before;
+    }
+
+    @Override
+    public void close() {
+        sessions.close(); // revokes the lease: any key still on it goes at once
+        client.close();
+    }
+
+    // ------------------------------------------------------------------ values
+
+    static String encode(OwnerInfo owner, String name) {
+        return owner.id() + "\t" + owner.host() + "\t" + owner.pid() + "\t" + owner.acquiredAt().toEpochMilli()
+                + "\t" + name;
+    }
+
+    private static String decodeName(String value) {
+        String[] f = value.split("\t", 5);
+        return f.length == 5 ? f[4] : null;
+    }
+
+    private static LockStatus statusOf(String name, KeyValue held, Instant until) {
+        String[] f = held.getValue().toString(StandardCharsets.UTF_8).split("\t", 5);
+        Optional<OwnerInfo> owner = Optional.empty();
+        if (f.length == 5) {
+            try {
+                owner = Optional.of(new OwnerInfo(f[1], Long.parseLong(f[2]), f[0],
+                        Instant.ofEpochMilli(Long.parseLong(f[3])), until));
+            } catch (RuntimeException e) {
+                owner = Optional.empty(); // a foreign value: held by someone unknown
+            }
+        }
+        return new LockStatus(name, LockStatus.State.HELD, owner, held.getCreateRevision());
+    }
+
+    static ByteSequence bytes(String s) {
+        return ByteSequence.from(s, StandardCharsets.UTF_8);
+    }
+
+    // ------------------------------------------------------------------ calls
+
+    /** Waits for a request at most {@code timeout}: kanuki's deadline, not the client's retries, decides. */
+    <T> T await(CompletableFuture<T> request, String what) {
+        return await(request, what, timeout);
+    }
+
+    /** Waits for a request at most {@code limit}. */
+    <T> T await(CompletableFuture<T> request, String what, Duration limit) {
+        try {
+            return request.get(limit.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw new LockBackendException("etcd at " + scope + " did not answer within " + limit.toMillis() + "ms ("
+                    + what + ")", "check that the etcd cluster runs, is reachable and has a quorum", e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause() == null ? e : e.getCause();
+            throw new LockBackendException("etcd at " + scope + " failed (" + what + "): " + cause.getMessage(),
+                    "check that the etcd cluster runs, is reachable and has a quorum", cause);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("interrupted while " + what + " on etcd at " + scope, null, e);
+        }
+    }
+
+    /** One acquisition: the key, its create revision (the fencing token), the lease it lives on. */
+    private static final class EtcdGrant implements Grant {
+        final ByteSequence key;
+        final long token;
+        final EtcdSession session;
+
+        EtcdGrant(ByteSequence key, long token, EtcdSession session) {
+            this.key = key;
+            this.token = token;
+            this.session = session;
+        }
+
+        @Override
+        public long fencingToken() {
+            return token;
+        }
+
+        @Override
+        public OptionalLong issuedToken() {
+            return OptionalLong.of(token);
+        }
+    }
+}
