@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kanuki.testkit.EtcdServer;
+import dev.kanuki.testkit.MemcachedServer;
 import dev.kanuki.testkit.RedisServer;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -19,8 +20,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code kanuki run}, {@code status}, {@code break} and {@code torture} on the key-value servers
- * ({@code redis://}, {@code etcd://}), against real servers from kanuki-testkit, with real holder
- * and worker processes.
+ * ({@code redis://}, {@code etcd://}, {@code memcached://}), against real servers from kanuki-testkit,
+ * with real holder and worker processes.
  */
 @Timeout(180)
 class KeyValueCommandsTest {
@@ -41,6 +42,7 @@ class KeyValueCommandsTest {
         return switch (server) {
             case "redis" -> RedisServer.shared().kanukiUri();
             case "etcd" -> EtcdServer.shared().kanukiUri();
+            case "memcached" -> MemcachedServer.shared().kanukiUri();
             default -> throw new IllegalArgumentException(server);
         };
     }
@@ -54,7 +56,7 @@ class KeyValueCommandsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"redis", "etcd"})
+    @ValueSource(strings = {"redis", "etcd", "memcached"})
     void runStatusAndBreak(String server) throws Exception {
         String uri = uri(server);
         long first = token(uri, "nightly");
@@ -91,7 +93,7 @@ class KeyValueCommandsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"redis", "etcd"})
+    @ValueSource(strings = {"redis", "etcd", "memcached"})
     void tortureAcrossProcesses(String server) throws Exception {
         Cli.Result locked = Cli.run(dir, "torture", "-b", uri(server), "--procs", "3", "--iterations", "60", "--json");
         assertEquals(0, locked.exitCode(), locked::err);

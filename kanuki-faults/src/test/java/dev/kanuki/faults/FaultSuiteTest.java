@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import dev.kanuki.LeaseKind;
 import dev.kanuki.testkit.EtcdServer;
+import dev.kanuki.testkit.MemcachedServer;
 import dev.kanuki.testkit.MariaDbServer;
 import dev.kanuki.testkit.PostgresServer;
 import dev.kanuki.testkit.RedisServer;
@@ -56,6 +57,8 @@ class FaultSuiteTest {
                 LeaseKind.TTL));
         targets.add(new Target("etcd", () -> EtcdServer.shared().kanukiUri() + "?lease=" + Target.LEASE.toMillis() + "ms",
                 LeaseKind.TTL));
+        targets.add(new Target("memcached",
+                () -> MemcachedServer.shared().kanukiUri() + "?lease=" + Target.LEASE.toMillis() + "ms", LeaseKind.TTL));
         return targets;
     }
 

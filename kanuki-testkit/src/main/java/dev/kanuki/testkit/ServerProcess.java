@@ -109,6 +109,17 @@ public abstract class ServerProcess implements AutoCloseable {
     /** @return the log line that says the server accepts connections */
     abstract String readyMarker();
 
+    /**
+     * Whether the server accepts connections. The default looks for {@link #readyMarker()} in
+     * the log written since this start; a server that logs no such line asks its port instead.
+     *
+     * @param logSinceStart what the server logged since it was launched
+     * @return true once the server is ready
+     */
+    boolean isReady(String logSinceStart) {
+        return logSinceStart.contains(readyMarker());
+    }
+
     /** Asks the server to shut down quickly (not waiting for clients to disconnect). */
     abstract void requestFastShutdown(Process process) throws IOException;
 
@@ -177,9 +188,8 @@ public abstract class ServerProcess implements AutoCloseable {
 
     private void awaitReady(Process started, long logStart) {
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-        String marker = readyMarker();
         while (System.nanoTime() < deadline) {
-            if (logSince(logStart).contains(marker)) {
+            if (isReady(logSince(logStart))) {
                 return;
             }
             if (!started.isAlive()) {
@@ -350,6 +360,23 @@ public abstract class ServerProcess implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while signalling " + p.pid(), e);
+        }
+    }
+
+    /**
+     * Sends a signal by name ({@code STOP}, {@code CONT}) to the running server process.
+     *
+     * @throws IllegalStateException when the server is not running
+     */
+    final void signalServer(String signal) {
+        Process p = process;
+        if (p == null || !p.isAlive()) {
+            throw new IllegalStateException("the test " + kind + " server on port " + port + " is not running");
+        }
+        try {
+            signal(p, signal);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot send SIG" + signal + " to the test " + kind + " server", e);
         }
     }
 
