@@ -396,6 +396,18 @@ public abstract class LockProviderContract {
             assertEquals(lockName, reason.lockName());
             assertFalse(held.isHeld(), "isHeld() after lost()");
             assertThrows(LockLostException.class, held::verify, "verify() after lost()");
+            if (caps().crossProcess()) {
+                // Another process takes the lock before the lost holder lets go: the lost holder's
+                // release must not remove the new holder's lock.
+                try (HolderProcess next = HolderProcess.start(holderUri, lockName, "exclusive",
+                        tempDir.resolve("next-holder.err"))) {
+                    held.close();
+                    Optional<LockHandle> stolen = provider.lock(lockName).tryAcquire(Duration.ofMillis(200));
+                    stolen.ifPresent(LockHandle::close);
+                    assertTrue(stolen.isEmpty(), "the lost holder's release freed the lock of the process that took it over");
+                    assertTrue(next.token() > token, "the new holder's token is not above the lost holder's");
+                }
+            }
             held.close();
             try (LockHandle next = holderSide.lock(lockName).acquire(Duration.ofSeconds(30))) {
                 assertTrue(next.fencingToken() > token, "the next holder's fencing token (" + next.fencingToken()
