@@ -71,6 +71,8 @@ final class EtcdLockBackend implements LockBackend {
     private final EtcdSession.Holder sessions;
     /** Acquisitions sent but not answered in time, and whether the engine has given them up. */
     private final Map<LockRequest, Boolean> late = new ConcurrentHashMap<>();
+    private static final Duration FIRST_ANSWER = Duration.ofSeconds(20);
+    private volatile boolean answered;
 
     EtcdLockBackend(List<String> endpoints, String user, String password, String prefix, String scope, Duration timeout) {
         ClientBuilder builder = Client.builder().endpoints(endpoints.toArray(String[]::new)).connectTimeout(timeout);
@@ -84,6 +86,9 @@ final class EtcdLockBackend implements LockBackend {
         this.scope = scope;
         this.timeout = timeout;
         this.sessions = new EtcdSession.Holder(client.getLeaseClient(), this::await);
+        // Start connecting now, in the background, so that the first acquisition does not pay for it.
+        kv.get(bytes(keyPrefix), GetOption.builder().withCountOnly(true).build())
+                .whenComplete((r, e) -> answered |= r != null);
     }
 
     @Override
@@ -346,11 +351,19 @@ final class EtcdLockBackend implements LockBackend {
         return await(request, what, timeout);
     }
 
-    /** Waits for a request at most {@code limit}. */
+    /**
+     * Waits for a request at most {@code limit}; until the first answer, at least
+     * {@link #FIRST_ANSWER}: a new JVM loads the gRPC client and connects first, which takes
+     * seconds on a loaded machine (an unreachable server still fails at once: connection refused).
+     */
     <T> T await(CompletableFuture<T> request, String what, Duration limit) {
+        Duration wait = answered || limit.compareTo(FIRST_ANSWER) >= 0 ? limit : FIRST_ANSWER;
         try {
-            return request.get(limit.toMillis(), TimeUnit.MILLISECONDS);
+            T result = request.get(wait.toMillis(), TimeUnit.MILLISECONDS);
+            answered = true;
+            return result;
         } catch (TimeoutException e) {
+            limit = wait;
             throw new LockBackendException("etcd at " + scope + " did not answer within " + limit.toMillis() + "ms ("
                     + what + ")", "check that the etcd cluster runs, is reachable and has a quorum", e);
         } catch (ExecutionException e) {
