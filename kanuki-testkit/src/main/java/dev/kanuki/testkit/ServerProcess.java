@@ -109,6 +109,18 @@ public abstract class ServerProcess implements AutoCloseable {
     /** @return the log line that says the server accepts connections */
     abstract String readyMarker();
 
+    /**
+     * Whether the server started accepts work. The default looks for {@link #readyMarker()} in
+     * the log written since the start; servers whose log says nothing certain probe themselves.
+     *
+     * @param logSinceStart the log written since this start
+     * @param marker the server's {@link #readyMarker()}
+     * @return true when ready
+     */
+    boolean isReady(String logSinceStart, String marker) {
+        return logSinceStart.contains(marker);
+    }
+
     /** Asks the server to shut down quickly (not waiting for clients to disconnect). */
     abstract void requestFastShutdown(Process process) throws IOException;
 
@@ -179,7 +191,7 @@ public abstract class ServerProcess implements AutoCloseable {
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
         String marker = readyMarker();
         while (System.nanoTime() < deadline) {
-            if (logSince(logStart).contains(marker)) {
+            if (isReady(logSince(logStart), marker)) {
                 return;
             }
             if (!started.isAlive()) {
