@@ -142,11 +142,21 @@ public final class ZooKeeperServer extends ServerProcess {
 
     /** @return the server's answer to {@code srvr}, or "" when it does not answer */
     String srvr() {
+        return fourLetterWord("srvr");
+    }
+
+    /**
+     * Sends a four-letter command ({@code srvr}, {@code cons}, {@code mntr}...).
+     *
+     * @param command the command
+     * @return the server's answer, or "" when it does not answer within a second
+     */
+    public String fourLetterWord(String command) {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(HOST, port()), 1000);
             socket.setSoTimeout(1000);
             OutputStream out = socket.getOutputStream();
-            out.write("srvr".getBytes(StandardCharsets.US_ASCII));
+            out.write(command.getBytes(StandardCharsets.US_ASCII));
             out.flush();
             InputStream in = socket.getInputStream();
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);

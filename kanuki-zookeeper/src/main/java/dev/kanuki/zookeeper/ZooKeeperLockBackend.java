@@ -238,12 +238,20 @@ final class ZooKeeperLockBackend implements LockBackend {
     @Override
     public void release(Grant grant) {
         ZkGrant g = (ZkGrant) grant;
-        if (g.lost) {
-            return; // verify found it gone or not ours: deleting could remove another holder's node
-        }
-        CompletableFuture<Integer> deleted = deleteOnSession(g.path, g.version, g.sessionId);
         try {
-            await(deleted, "releasing", timeout);
+            int version = g.version;
+            if (g.lost) {
+                // Found lost: the node may be gone, another holder's, or still ours after a suspension
+                // that ended: delete it only after reading that it is ours.
+                CuratorEvent read = await(send(cb -> client.checkExists().inBackground(cb).forPath(g.path)), "releasing");
+                Stat stat = read.getStat();
+                if (read.getResultCode() != Code.OK.intValue() || stat == null || stat.getCzxid() != g.token
+                        || stat.getEphemeralOwner() != g.sessionId) {
+                    return;
+                }
+                version = stat.getVersion();
+            }
+            await(deleteOnSession(g.path, version, g.sessionId), "releasing", timeout);
         } catch (LockBackendException e) {
             // The node stays until its session ends (when this provider closes or this JVM dies).
             LOG.warn("cannot release a ZooKeeper lock ({}); it frees when the session ends", e.getMessage());
