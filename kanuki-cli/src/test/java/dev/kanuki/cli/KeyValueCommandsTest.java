@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kanuki.testkit.EtcdServer;
 import dev.kanuki.testkit.RedisServer;
+import dev.kanuki.testkit.ZooKeeperServer;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -19,7 +20,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code kanuki run}, {@code status}, {@code break} and {@code torture} on the key-value servers
- * ({@code redis://}, {@code etcd://}), against real servers from kanuki-testkit, with real holder
+ * ({@code redis://}, {@code etcd://}, {@code zookeeper://}), against real servers from kanuki-testkit, with real holder
  * and worker processes.
  */
 @Timeout(180)
@@ -41,6 +42,7 @@ class KeyValueCommandsTest {
         return switch (server) {
             case "redis" -> RedisServer.shared().kanukiUri();
             case "etcd" -> EtcdServer.shared().kanukiUri();
+            case "zookeeper" -> ZooKeeperServer.shared().kanukiUri();
             default -> throw new IllegalArgumentException(server);
         };
     }
@@ -54,7 +56,7 @@ class KeyValueCommandsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"redis", "etcd"})
+    @ValueSource(strings = {"redis", "etcd", "zookeeper"})
     void runStatusAndBreak(String server) throws Exception {
         String uri = uri(server);
         long first = token(uri, "nightly");
@@ -91,7 +93,7 @@ class KeyValueCommandsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"redis", "etcd"})
+    @ValueSource(strings = {"redis", "etcd", "zookeeper"})
     void tortureAcrossProcesses(String server) throws Exception {
         Cli.Result locked = Cli.run(dir, "torture", "-b", uri(server), "--procs", "3", "--iterations", "60", "--json");
         assertEquals(0, locked.exitCode(), locked::err);
