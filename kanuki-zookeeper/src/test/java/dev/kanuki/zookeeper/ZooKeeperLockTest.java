@@ -154,4 +154,23 @@ class ZooKeeperLockTest {
             }
         }
     }
+
+    @Test
+    void aSuspendedConnectionCountsAsLostEvenWhenTheSessionSurvives() throws Exception {
+        try (ZooKeeperServer own = ZooKeeperServer.start();
+             LockProvider locks = LockProvider.open(own.kanukiUri() + "?session=30s&timeout=15s");
+             LockProvider other = LockProvider.open("zookeeper://localhost:" + own.port() + "?session=30s")) {
+            LockHandle held = locks.lock("suspended").acquire(Duration.ofSeconds(5));
+            // A restart cuts every connection; sessions and their ephemeral nodes survive it.
+            own.kill();
+            own.restart();
+            held.lost().get(30, TimeUnit.SECONDS); // suspended: the holder cannot know the session lived
+            assertFalse(held.isHeld());
+            long token = held.fencingToken();
+            held.close(); // the node was still ours: the release removes it rather than leave it to the session
+            try (LockHandle next = other.lock("suspended").acquire(Duration.ofSeconds(20))) {
+                assertTrue(next.fencingToken() > token);
+            }
+        }
+    }
 }
