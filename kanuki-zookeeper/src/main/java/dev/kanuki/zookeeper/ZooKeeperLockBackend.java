@@ -80,6 +80,7 @@ final class ZooKeeperLockBackend implements LockBackend {
                 .sessionTimeoutMs(Math.toIntExact(session.toMillis()))
                 .connectionTimeoutMs(Math.toIntExact(Math.min(timeout.toMillis(), session.toMillis())))
                 .retryPolicy(new RetryNTimes(0, 0)) // kanuki's engine retries, within the caller's deadline
+                .ensembleTracker(false) // the servers are the URI's, not whatever the ensemble's config says
                 .build();
         client.getConnectionStateListenable().addListener((c, state) -> {
             if (state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
