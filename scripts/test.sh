@@ -13,7 +13,7 @@ compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
 command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || missing+=(redis-server)
 command -v etcd >/dev/null 2>&1 || [ -x /usr/bin/etcd ] || missing+=(etcd-server)
-[ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
+{ [ -d /usr/share/zookeeper ] && [ -f /usr/share/java/zookeeper.jar ]; } || missing+=(zookeeper) # also creates the zookeeper user (servers run as it under root)
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test.sh: installing ${missing[*]}" >&2
