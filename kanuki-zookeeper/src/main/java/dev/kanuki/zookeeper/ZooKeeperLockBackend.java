@@ -22,7 +22,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.CuratorEvent;
@@ -60,10 +59,11 @@ import org.slf4j.LoggerFactory;
 final class ZooKeeperLockBackend implements LockBackend {
     private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
     private static final Capabilities CAPABILITIES = Capabilities.builder(LeaseKind.SESSION)
-            .crossProcess().persistentFencing().ownerRecords().build();
+            .crossProcess().semaphores().persistentFencing().ownerRecords().build();
 
     private final CuratorFramework client;
     private final String lockDir;
+    private final String permitDir;
     private final String scope;
     private final Duration timeout;
     /** Counts the times the connection was suspended or lost: a grant from before a change is not trusted. */
@@ -73,6 +73,7 @@ final class ZooKeeperLockBackend implements LockBackend {
 
     ZooKeeperLockBackend(String connectString, String prefix, String scope, Duration timeout, Duration session) {
         this.lockDir = prefix + "/lock";
+        this.permitDir = prefix + "/permit";
         this.scope = scope;
         this.timeout = timeout;
         this.client = CuratorFrameworkFactory.builder()
@@ -117,60 +118,84 @@ final class ZooKeeperLockBackend implements LockBackend {
         return lockDir + "/" + SafeNames.stem(name, "L");
     }
 
+    /** @return the nodes a request may take: the lock's node, or one node per semaphore permit */
+    List<String> paths(LockRequest request) {
+        if (request.mode() == LockMode.EXCLUSIVE) {
+            return List.of(path(request.name()));
+        }
+        if (request.mode() != LockMode.PERMIT) {
+            throw new UnsupportedOperationException("zookeeper: no shared locks");
+        }
+        String stem = permitDir + "/" + SafeNames.stem(request.name(), "S") + ".";
+        List<String> out = new ArrayList<>(request.permits());
+        for (int slot = 0; slot < request.permits(); slot++) {
+            out.add(stem + slot);
+        }
+        return out;
+    }
+
     @Override
     public Optional<Grant> tryAcquire(LockRequest request) {
-        if (request.mode() != LockMode.EXCLUSIVE) {
-            throw new UnsupportedOperationException("zookeeper: only exclusive locks so far");
-        }
-        String path = path(request.name());
+        List<String> paths = paths(request);
         byte[] data = encode(request.owner(), request.name()).getBytes(StandardCharsets.UTF_8);
-        Duration budget = request.callTimeout(timeout); // the caller's deadline bounds every call
         long epoch = connectionEpoch;
-        CuratorEvent created = create(request, path, data, false, budget);
-        Code code = Code.get(created.getResultCode());
-        if (code == Code.NONODE) {
-            // the first lock under this prefix: create the parents too, once
-            created = create(request, path, data, true, request.callTimeout(timeout));
-            code = Code.get(created.getResultCode());
+        Late earlier = late.get(request);
+        if (earlier != null) {
+            Optional<Grant> own = takeOwnLateNode(request, earlier, paths, data, epoch);
+            if (own.isPresent()) {
+                return own;
+            }
         }
-        if (code == Code.OK) {
-            late.remove(request);
-            Stat stat = created.getStat();
-            return Optional.of(new ZkGrant(path, stat.getCzxid(), stat.getVersion(), stat.getEphemeralOwner(), epoch));
-        }
-        if (code != Code.NODEEXISTS) {
-            throw failure(code, "acquiring");
-        }
-        if (late.containsKey(request)) {
-            return takeOwnLateNode(request, path, data, epoch);
+        for (String path : paths) {
+            // the caller's deadline bounds every call
+            CuratorEvent created = create(request, path, data, false, request.callTimeout(timeout));
+            Code code = Code.get(created.getResultCode());
+            if (code == Code.NONODE) {
+                // the first lock under this prefix: create the parents too, once
+                created = create(request, path, data, true, request.callTimeout(timeout));
+                code = Code.get(created.getResultCode());
+            }
+            if (code == Code.OK) {
+                return Optional.of(granted(request, path, created.getStat(), epoch));
+            }
+            if (code != Code.NODEEXISTS) {
+                throw failure(code, "acquiring");
+            }
         }
         return Optional.empty();
     }
 
+    private Grant granted(LockRequest request, String path, Stat stat, long epoch) {
+        Late entry = late.remove(request);
+        if (entry != null) {
+            entry.settle(stat.getCzxid()); // late creates of other attempts are deleted, this one kept
+        }
+        return new ZkGrant(path, stat.getCzxid(), stat.getVersion(), stat.getEphemeralOwner(), epoch);
+    }
+
     /**
      * An earlier attempt of this acquisition, whose answer we did not wait for, may have created
-     * the node: take it when it carries this request's record on our session, remove it when it
+     * a node: take it when it carries this request's record on our session, remove it when it
      * carries it on an old one.
      */
-    private Optional<Grant> takeOwnLateNode(LockRequest request, String path, byte[] data, long epoch) {
-        CuratorEvent read = await(send(cb -> client.getData().inBackground(cb).forPath(path)), "acquiring",
-                request.callTimeout(timeout));
-        Code code = Code.get(read.getResultCode());
-        if (code == Code.NONODE) {
-            return Optional.empty();
+    private Optional<Grant> takeOwnLateNode(LockRequest request, Late entry, List<String> paths, byte[] data,
+            long epoch) {
+        long session = sessionId();
+        List<CompletableFuture<CuratorEvent>> reads = new ArrayList<>();
+        for (String path : paths) {
+            reads.add(send(cb -> client.getData().inBackground(cb).forPath(path)));
         }
-        if (code != Code.OK) {
-            throw failure(code, "acquiring");
+        for (int i = 0; i < paths.size(); i++) {
+            CuratorEvent read = await(reads.get(i), "acquiring", request.callTimeout(timeout));
+            if (read.getResultCode() != Code.OK.intValue() || !Arrays.equals(read.getData(), data)) {
+                continue;
+            }
+            Stat stat = read.getStat();
+            if (stat.getEphemeralOwner() == session) {
+                return Optional.of(granted(request, paths.get(i), stat, epoch));
+            }
+            deleteOnSession(paths.get(i), stat.getVersion(), stat.getEphemeralOwner());
         }
-        Stat stat = read.getStat();
-        if (!Arrays.equals(read.getData(), data)) {
-            return Optional.empty();
-        }
-        if (stat.getEphemeralOwner() == sessionId()) {
-            late.remove(request);
-            return Optional.of(new ZkGrant(path, stat.getCzxid(), stat.getVersion(), stat.getEphemeralOwner(), epoch));
-        }
-        deleteOnSession(path, stat.getVersion(), stat.getEphemeralOwner());
         return Optional.empty();
     }
 
@@ -188,7 +213,7 @@ final class ZooKeeperLockBackend implements LockBackend {
             return await(sent, "acquiring", budget);
         } catch (LockBackendException e) {
             if (!sent.isDone()) {
-                watchLateAnswer(request, sent);
+                watchLateAnswer(request, path, sent);
             }
             throw e;
         }
@@ -196,44 +221,75 @@ final class ZooKeeperLockBackend implements LockBackend {
 
     /**
      * A create we stopped waiting for (a slow, paused or unreachable server) may still be applied.
-     * If the engine has given up on the request by then, the node it made is deleted; if not, the
-     * request's next attempt finds the node with its own record and takes it.
+     * Until the acquisition is settled, a node it made waits for the request's next attempt to
+     * take it; once the acquisition is settled (granted another node, or given up), it is deleted.
      */
-    private void watchLateAnswer(LockRequest request, CompletableFuture<CuratorEvent> sent) {
+    private void watchLateAnswer(LockRequest request, String path, CompletableFuture<CuratorEvent> sent) {
         Late entry = late.computeIfAbsent(request, r -> new Late());
-        entry.pending = sent;
         sent.whenComplete((event, e) -> {
-            if (event != null && event.getResultCode() == Code.OK.intValue() && entry.abandoned.get()) {
-                late.remove(request, entry);
-                Stat stat = event.getStat();
-                deleteOnSession(event.getPath(), stat.getVersion(), stat.getEphemeralOwner());
+            if (event != null && event.getResultCode() == Code.OK.intValue()) {
+                entry.applied(path, event.getStat());
             }
         });
     }
 
     /**
      * The engine gave up on this acquisition: a create whose answer we did not wait for may
-     * still have made the node; remove it if it carries this acquisition's record.
+     * still have made a node; remove any that carries this acquisition's record.
      */
     @Override
     public void abandon(LockRequest request) {
-        Late entry = late.get(request);
+        Late entry = late.remove(request);
         if (entry == null) {
             return; // every attempt was answered: nothing can appear behind the engine's back
         }
-        entry.abandoned.set(true);
-        CompletableFuture<CuratorEvent> pending = entry.pending;
-        if (pending != null && !pending.isDone()) {
-            return; // its answer removes the node (watchLateAnswer)
-        }
-        late.remove(request, entry);
-        String path = path(request.name());
+        entry.settle(-1); // answers still to come delete their nodes
         byte[] data = encode(request.owner(), request.name()).getBytes(StandardCharsets.UTF_8);
-        send(cb -> client.getData().inBackground(cb).forPath(path)).whenComplete((read, e) -> {
-            if (read != null && read.getResultCode() == Code.OK.intValue() && Arrays.equals(read.getData(), data)) {
-                deleteOnSession(path, read.getStat().getVersion(), read.getStat().getEphemeralOwner());
+        for (String path : paths(request)) {
+            // applied on the server, answer not (yet) here: found by its record
+            send(cb -> client.getData().inBackground(cb).forPath(path)).whenComplete((read, e) -> {
+                if (read != null && read.getResultCode() == Code.OK.intValue() && Arrays.equals(read.getData(), data)) {
+                    deleteOnSession(path, read.getStat().getVersion(), read.getStat().getEphemeralOwner());
+                }
+            });
+        }
+    }
+
+    /** The creates of one acquisition that were not answered in time. */
+    private final class Late {
+        private boolean settled;
+        private long keep = -1;
+        private final List<Object[]> unclaimed = new ArrayList<>();
+
+        /** A late create was applied: keep it for the next attempt, or delete it if the acquisition is settled. */
+        void applied(String path, Stat stat) {
+            synchronized (this) {
+                if (!settled) {
+                    unclaimed.add(new Object[] {path, stat});
+                    return;
+                }
             }
-        });
+            if (stat.getCzxid() != keep) {
+                deleteOnSession(path, stat.getVersion(), stat.getEphemeralOwner());
+            }
+        }
+
+        /** @param kept the czxid of the node granted, or -1: every other late node is deleted */
+        void settle(long kept) {
+            List<Object[]> toDelete;
+            synchronized (this) {
+                settled = true;
+                keep = kept;
+                toDelete = new ArrayList<>(unclaimed);
+                unclaimed.clear();
+            }
+            for (Object[] node : toDelete) {
+                Stat stat = (Stat) node[1];
+                if (stat.getCzxid() != kept) {
+                    deleteOnSession((String) node[0], stat.getVersion(), stat.getEphemeralOwner());
+                }
+            }
+        }
     }
 
     @Override
@@ -302,9 +358,13 @@ final class ZooKeeperLockBackend implements LockBackend {
 
     @Override
     public ChangeSubscription watchChanges(LockRequest request, Runnable onChange) {
-        NodeWatch watch = new NodeWatch(path(request.name()), onChange);
-        watch.arm();
-        return watch::cancel;
+        List<NodeWatch> watches = new ArrayList<>();
+        for (String path : paths(request)) { // a semaphore's waiter watches every permit
+            NodeWatch watch = new NodeWatch(path, onChange);
+            watch.arm();
+            watches.add(watch);
+        }
+        return () -> watches.forEach(NodeWatch::cancel);
     }
 
     /**
@@ -490,12 +550,6 @@ final class ZooKeeperLockBackend implements LockBackend {
     private LockBackendException failure(Code code, String what) {
         return new LockBackendException("ZooKeeper at " + scope + " failed (" + what + "): " + code,
                 "check that the ZooKeeper ensemble runs, is reachable and has a quorum", null);
-    }
-
-    /** An acquisition attempt whose answer was not waited for. */
-    private static final class Late {
-        final AtomicBoolean abandoned = new AtomicBoolean();
-        volatile CompletableFuture<CuratorEvent> pending;
     }
 
     /** One acquisition: the node, its czxid (the fencing token) and version, the session that owns it. */
