@@ -44,6 +44,7 @@ import org.slf4j.LoggerFactory;
  * ensemble, logged, with the leader's epoch in the high bits, so they only grow, across restarts
  * and leader changes. The parents are created only when the first create finds them missing.
  * Release is one {@code delete} at the node's version, sent on the session that created it.
+ * A semaphore of n permits is n such nodes under {@code PREFIX/permit}, tried in order.
  *
  * <p>The lease is the provider's ZooKeeper session ({@link LeaseKind#SESSION}): when this JVM dies
  * or stays cut off for longer than the session timeout, the ensemble expires the session and

@@ -173,4 +173,25 @@ class ZooKeeperLockTest {
             }
         }
     }
+
+    @Test
+    void aSemaphoreWaiterIsWokenWhenAPermitIsReturned() throws Exception {
+        try (LockProvider holderSide = LockProvider.open(server.kanukiUri());
+             LockProvider waiterSide = LockProvider.open("zookeeper://localhost:" + server.port())) {
+            LockHandle first = holderSide.semaphore("permits", 2).acquire(Duration.ofSeconds(5));
+            LockHandle second = holderSide.semaphore("permits", 2).acquire(Duration.ofSeconds(5));
+            assertTrue(first.fencingToken() != second.fencingToken(), "two permit nodes, two tokens");
+            CompletableFuture<LockHandle> waiting = waiterSide.semaphore("permits", 2).acquireAsync(Duration.ofSeconds(30));
+            Thread.sleep(300);
+            assertFalse(waiting.isDone(), "a third permit of two");
+            long released = System.nanoTime();
+            second.close(); // the second permit's node: the waiter watches every permit, not only the first
+            try (LockHandle next = waiting.get(10, TimeUnit.SECONDS)) {
+                long ms = (System.nanoTime() - released) / 1_000_000;
+                assertTrue(ms < 900, "the waiter took " + ms + "ms after the release: it was not woken by the watch");
+                assertTrue(next.fencingToken() > second.fencingToken());
+            }
+            first.close();
+        }
+    }
 }
