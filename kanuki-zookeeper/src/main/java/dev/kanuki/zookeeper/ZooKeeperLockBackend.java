@@ -147,14 +147,30 @@ final class ZooKeeperLockBackend implements LockBackend {
                 return own;
             }
         }
+        long until = System.nanoTime() + request.callTimeout(timeout).toNanos(); // the caller's deadline bounds it all
+        boolean ambiguous = false;
         for (String path : paths) {
-            // the caller's deadline bounds every call
-            CuratorEvent created = create(request, path, data, false, request.callTimeout(timeout));
-            Code code = Code.get(created.getResultCode());
-            if (code == Code.NONODE) {
-                // the first lock under this prefix: create the parents too, once
-                created = create(request, path, data, true, request.callTimeout(timeout));
+            boolean parents = false;
+            CuratorEvent created;
+            Code code;
+            while (true) {
+                epoch = connectionEpoch; // a grant is trusted from the connection it was made on
+                created = create(request, path, data, parents, Duration.ofNanos(Math.max(0, until - System.nanoTime())));
                 code = Code.get(created.getResultCode());
+                if (code == Code.NONODE && !parents) {
+                    parents = true; // the first lock under this prefix: create the parents too, once
+                } else if (code == Code.CONNECTIONLOSS && System.nanoTime() < until) {
+                    // The connection dropped with the create in flight: it may have been applied.
+                    // Curator reconnects (the session lives on); try again within the same budget.
+                    late.computeIfAbsent(request, r -> new Late());
+                    ambiguous = true;
+                    pauseBeforeRetry();
+                } else if (code == Code.SESSIONEXPIRED && System.nanoTime() < until) {
+                    // Nothing of ours is left on that session; Curator opens a new one: try again on it.
+                    pauseBeforeRetry();
+                } else {
+                    break;
+                }
             }
             if (code == Code.OK) {
                 return Optional.of(granted(request, path, created.getStat(), epoch));
@@ -163,7 +179,21 @@ final class ZooKeeperLockBackend implements LockBackend {
                 throw failure(code, "acquiring");
             }
         }
+        Late maybeOurs = late.get(request);
+        if (ambiguous && maybeOurs != null) {
+            return takeOwnLateNode(request, maybeOurs, paths, data, epoch); // the node that exists may be ours
+        }
         return Optional.empty();
+    }
+
+    /** Lets Curator's event thread install the new connection or session before the next try. */
+    private static void pauseBeforeRetry() {
+        try {
+            Thread.sleep(20);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("interrupted while acquiring on ZooKeeper", null, e);
+        }
     }
 
     private Grant granted(LockRequest request, String path, Stat stat, long epoch) {
