@@ -86,7 +86,7 @@ final class ZooKeeperLockBackend implements LockBackend {
                 .build();
         client.getConnectionStateListenable().addListener((c, state) -> {
             if (state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
-                connectionEpoch++;
+                connectionEpoch++; // one writer: Curator calls its listeners on one thread
                 LOG.debug("ZooKeeper connection {} at {}: locks taken before are no longer trusted", state, scope);
             }
         });
@@ -290,13 +290,13 @@ final class ZooKeeperLockBackend implements LockBackend {
     private final class Late {
         private boolean settled;
         private long keep = -1;
-        private final List<Object[]> unclaimed = new ArrayList<>();
+        private final List<LateNode> unclaimed = new ArrayList<>();
 
         /** A late create was applied: keep it for the next attempt, or delete it if the acquisition is settled. */
         void applied(String path, Stat stat) {
             synchronized (this) {
                 if (!settled) {
-                    unclaimed.add(new Object[] {path, stat});
+                    unclaimed.add(new LateNode(path, stat));
                     return;
                 }
             }
@@ -307,20 +307,23 @@ final class ZooKeeperLockBackend implements LockBackend {
 
         /** @param kept the czxid of the node granted, or -1: every other late node is deleted */
         void settle(long kept) {
-            List<Object[]> toDelete;
+            List<LateNode> toDelete;
             synchronized (this) {
                 settled = true;
                 keep = kept;
                 toDelete = new ArrayList<>(unclaimed);
                 unclaimed.clear();
             }
-            for (Object[] node : toDelete) {
-                Stat stat = (Stat) node[1];
-                if (stat.getCzxid() != kept) {
-                    deleteOnSession((String) node[0], stat.getVersion(), stat.getEphemeralOwner());
+            for (LateNode node : toDelete) {
+                if (node.stat().getCzxid() != kept) {
+                    deleteOnSession(node.path(), node.stat().getVersion(), node.stat().getEphemeralOwner());
                 }
             }
         }
+    }
+
+    /** A node a late create made. */
+    private record LateNode(String path, Stat stat) {
     }
 
     @Override
