@@ -46,6 +46,8 @@ import picocli.CommandLine.Spec;
             "                  GET_LOCK on MySQL or MariaDB",
             "  redis://[USER:PASSWORD@]HOST[:PORT][/DB][?timeout=5s]  (or rediss:// for TLS)",
             "                  Redis keys with a lease, woken by the release's PUBLISH",
+            "  memcached://HOST[:PORT][,HOST[:PORT]...][?timeout=5s]",
+            "                  memcached 1.6 items with a lease, spread over the servers",
             "  etcd://HOST[:PORT][,HOST2[:PORT]...][/PREFIX][?timeout=5s]",
             "                  etcd keys on a lease, woken by a watch; the create revision is the token",
             "  zookeeper://HOST[:PORT][,HOST2[:PORT]...][/PREFIX][?timeout=5s&session=10s]",
@@ -111,6 +113,7 @@ public final class KanukiCli implements Callable<Integer> {
         for (String scheme : List.of("redis", "rediss")) {
             properties.put(prefix + scheme, "dev.kanuki.redis.RedisLockBackendFactory");
         }
+        properties.put(prefix + "memcached", "dev.kanuki.memcached.MemcachedLockBackendFactory");
         properties.put(prefix + "etcd", "dev.kanuki.etcd.EtcdLockBackendFactory");
         properties.put(prefix + "zookeeper", "dev.kanuki.zookeeper.ZooKeeperLockBackendFactory");
         properties.forEach((key, value) -> {

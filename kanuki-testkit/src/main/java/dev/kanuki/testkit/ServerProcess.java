@@ -110,15 +110,14 @@ public abstract class ServerProcess implements AutoCloseable {
     abstract String readyMarker();
 
     /**
-     * Whether the server started accepts work. The default looks for {@link #readyMarker()} in
-     * the log written since the start; servers whose log says nothing certain probe themselves.
+     * Whether the server accepts connections. The default looks for {@link #readyMarker()} in
+     * the log written since this start; a server that logs no such line asks its port instead.
      *
-     * @param logSinceStart the log written since this start
-     * @param marker the server's {@link #readyMarker()}
-     * @return true when ready
+     * @param logSinceStart what the server logged since it was launched
+     * @return true once the server is ready
      */
-    boolean isReady(String logSinceStart, String marker) {
-        return logSinceStart.contains(marker);
+    boolean isReady(String logSinceStart) {
+        return logSinceStart.contains(readyMarker());
     }
 
     /** Asks the server to shut down quickly (not waiting for clients to disconnect). */
@@ -189,9 +188,8 @@ public abstract class ServerProcess implements AutoCloseable {
 
     private void awaitReady(Process started, long logStart) {
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-        String marker = readyMarker();
         while (System.nanoTime() < deadline) {
-            if (isReady(logSince(logStart), marker)) {
+            if (isReady(logSince(logStart))) {
                 return;
             }
             if (!started.isAlive()) {
@@ -362,6 +360,23 @@ public abstract class ServerProcess implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while signalling " + p.pid(), e);
+        }
+    }
+
+    /**
+     * Sends a signal by name ({@code STOP}, {@code CONT}) to the running server process.
+     *
+     * @throws IllegalStateException when the server is not running
+     */
+    final void signalServer(String signal) {
+        Process p = process;
+        if (p == null || !p.isAlive()) {
+            throw new IllegalStateException("the test " + kind + " server on port " + port + " is not running");
+        }
+        try {
+            signal(p, signal);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot send SIG" + signal + " to the test " + kind + " server", e);
         }
     }
 

@@ -211,8 +211,8 @@ public final class ZooKeeperServer extends ServerProcess {
 
     /** The log says when the port is bound, not when a quorum is there: ask the server. */
     @Override
-    boolean isReady(String logSinceStart, String marker) {
-        return logSinceStart.contains(marker) && isServing();
+    boolean isReady(String logSinceStart) {
+        return logSinceStart.contains(readyMarker()) && isServing();
     }
 
     @Override
