@@ -50,6 +50,8 @@ import picocli.CommandLine.Spec;
             "                  memcached 1.6 items with a lease, spread over the servers",
             "  etcd://HOST[:PORT][,HOST2[:PORT]...][/PREFIX][?timeout=5s]",
             "                  etcd keys on a lease, woken by a watch; the create revision is the token",
+            "  zookeeper://HOST[:PORT][,HOST2[:PORT]...][/PREFIX][?timeout=5s&session=10s]",
+            "                  ZooKeeper ephemeral nodes on the session, woken by a watch; the czxid is the token",
             "  mem:            in this process only (for tests)",
             "Durations: 500ms, 5s, 2m, 1h or a number of seconds. Names: any text up to 1024 characters without "
                     + "NUL, read as UTF-8; canonically equivalent spellings (NFC/NFD) are one lock.",
@@ -113,6 +115,7 @@ public final class KanukiCli implements Callable<Integer> {
         }
         properties.put(prefix + "memcached", "dev.kanuki.memcached.MemcachedLockBackendFactory");
         properties.put(prefix + "etcd", "dev.kanuki.etcd.EtcdLockBackendFactory");
+        properties.put(prefix + "zookeeper", "dev.kanuki.zookeeper.ZooKeeperLockBackendFactory");
         properties.forEach((key, value) -> {
             if (System.getProperty(key) == null) {
                 System.setProperty(key, value);

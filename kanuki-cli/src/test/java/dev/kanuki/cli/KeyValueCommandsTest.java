@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kanuki.testkit.EtcdServer;
 import dev.kanuki.testkit.MemcachedServer;
 import dev.kanuki.testkit.RedisServer;
+import dev.kanuki.testkit.ZooKeeperServer;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,8 +21,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code kanuki run}, {@code status}, {@code break} and {@code torture} on the key-value servers
- * ({@code redis://}, {@code etcd://}, {@code memcached://}), against real servers from kanuki-testkit,
- * with real holder and worker processes.
+ * ({@code redis://}, {@code etcd://}, {@code memcached://}, {@code zookeeper://}), against real servers
+ * from kanuki-testkit, with real holder and worker processes.
  */
 @Timeout(180)
 class KeyValueCommandsTest {
@@ -43,6 +44,7 @@ class KeyValueCommandsTest {
             case "redis" -> RedisServer.shared().kanukiUri();
             case "etcd" -> EtcdServer.shared().kanukiUri();
             case "memcached" -> MemcachedServer.shared().kanukiUri();
+            case "zookeeper" -> ZooKeeperServer.shared().kanukiUri();
             default -> throw new IllegalArgumentException(server);
         };
     }
@@ -56,7 +58,7 @@ class KeyValueCommandsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"redis", "etcd", "memcached"})
+    @ValueSource(strings = {"redis", "etcd", "memcached", "zookeeper"})
     void runStatusAndBreak(String server) throws Exception {
         String uri = uri(server);
         long first = token(uri, "nightly");
@@ -93,7 +95,7 @@ class KeyValueCommandsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"redis", "etcd", "memcached"})
+    @ValueSource(strings = {"redis", "etcd", "memcached", "zookeeper"})
     void tortureAcrossProcesses(String server) throws Exception {
         Cli.Result locked = Cli.run(dir, "torture", "-b", uri(server), "--procs", "3", "--iterations", "60", "--json");
         assertEquals(0, locked.exitCode(), locked::err);

@@ -8,6 +8,7 @@ import dev.kanuki.testkit.MemcachedServer;
 import dev.kanuki.testkit.MariaDbServer;
 import dev.kanuki.testkit.PostgresServer;
 import dev.kanuki.testkit.RedisServer;
+import dev.kanuki.testkit.ZooKeeperServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -59,6 +60,9 @@ class FaultSuiteTest {
                 LeaseKind.TTL));
         targets.add(new Target("memcached",
                 () -> MemcachedServer.shared().kanukiUri() + "?lease=" + Target.LEASE.toMillis() + "ms", LeaseKind.TTL));
+        // A ZooKeeper session expires while its holder is stopped, as a lease does: it counts as ttl here.
+        targets.add(new Target("zookeeper",
+                () -> ZooKeeperServer.shared().kanukiUri() + "?session=" + Target.LEASE.toMillis() + "ms", LeaseKind.TTL));
         return targets;
     }
 
