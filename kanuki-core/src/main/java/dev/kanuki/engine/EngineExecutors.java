@@ -11,7 +11,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The engine's threads, shared by every provider in the JVM. All are daemon threads, so an
- * application never hangs at exit because of kanuki. None is started per waiter.
+ * application never hangs at exit because of kanuki. None is started per waiter. Every pool lets
+ * its idle threads end after {@value #IDLE_SECONDS} s, and no thread carries its creator's context
+ * class loader: once the last provider is closed and its work is done, no kanuki thread is left
+ * to keep a redeployed application's class loader alive.
  *
  * <ul>
  *   <li>{@link #timer()}: one thread that only schedules (retry pauses, async timeouts, the
@@ -26,6 +29,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class EngineExecutors {
     static final int WORKERS_MAX = 4;
+    /** How long an idle engine thread lives. */
+    static final int IDLE_SECONDS = 5;
 
     private static final ScheduledThreadPoolExecutor TIMER = timer("kanuki-timer");
     private static final ExecutorService WORKERS = bounded("kanuki-worker", WORKERS_MAX);
@@ -54,24 +59,30 @@ final class EngineExecutors {
     private static ScheduledThreadPoolExecutor timer(String name) {
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemon(name));
         timer.setRemoveOnCancelPolicy(true);
+        timer.setKeepAliveTime(IDLE_SECONDS, TimeUnit.SECONDS);
+        timer.allowCoreThreadTimeOut(true);
         return timer;
     }
 
     private static ExecutorService bounded(String name, int threads) {
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, IDLE_SECONDS, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), daemon(name));
         pool.allowCoreThreadTimeOut(true);
         return pool;
     }
 
-    /** Grows with its callers' own bounds; idle threads end after 30 s. */
+    /** Grows with its callers' own bounds; idle threads end. */
     private static ExecutorService elastic(String name) {
-        return new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), daemon(name));
+        return new ThreadPoolExecutor(0, Integer.MAX_VALUE, IDLE_SECONDS, TimeUnit.SECONDS, new SynchronousQueue<>(),
+                daemon(name));
     }
 
-    /** A single-thread executor, for callers that need ordered background work. */
+    /** A single-thread executor, for callers that need ordered background work; its thread ends when idle. */
     static ExecutorService single(String name) {
-        return new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), daemon(name));
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(1, 1, IDLE_SECONDS, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                daemon(name));
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
     }
 
     private static ThreadFactory daemon(String prefix) {
@@ -79,6 +90,7 @@ final class EngineExecutors {
         return task -> {
             Thread t = new Thread(task, prefix + "-" + count.incrementAndGet());
             t.setDaemon(true);
+            t.setContextClassLoader(null); // not the application's loader of whoever started it
             return t;
         };
     }

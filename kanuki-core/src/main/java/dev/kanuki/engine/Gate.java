@@ -215,7 +215,14 @@ final class Gate {
                     continue;
                 }
                 if (w.subscribeOnce(backend)) {
-                    continue; // one more attempt: a change just before subscribing is not missed
+                    // One more attempt, so that a change just before subscribing is not missed. An
+                    // asynchronous waiter makes it on a worker: enqueuing costs its caller one
+                    // attempt, however many waiters it enqueues.
+                    if (inline) {
+                        continue;
+                    }
+                    EngineExecutors.workers().execute(() -> contendOnWorker(w));
+                    return null;
                 }
                 if (blocking) {
                     slots.lineUpForSlot(w);

@@ -104,8 +104,22 @@ final class MemLockBackend implements LockBackend {
         return "mem:" + namespaceName;
     }
 
-    /** Locks and semaphores of one name are different entries; the name's cached hash is reused. */
+    /**
+     * Locks and semaphores of one name are different entries; the name's cached hash is reused.
+     * equals and hashCode are written out: on Java 17 the ones a record generates leave the
+     * record's class in a JDK-wide method-handle cache, which would keep a redeployed
+     * application's class loader alive.
+     */
     private record Key(boolean permit, String name) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Key k && k.permit == permit && k.name.equals(name);
+        }
+
+        @Override
+        public int hashCode() {
+            return permit ? ~name.hashCode() : name.hashCode();
+        }
     }
 
     private static Key key(LockRequest request) {

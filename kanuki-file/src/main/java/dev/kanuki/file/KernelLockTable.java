@@ -124,8 +124,22 @@ final class KernelLockTable {
         }
     }
 
-    /** A file's device (as major and minor numbers) and inode. */
+    /**
+     * A file's device (as major and minor numbers) and inode. equals and hashCode are written out:
+     * on Java 17 a record's generated ones leave its class in a JDK-wide method-handle cache,
+     * which would keep a redeployed application's class loader alive.
+     */
     record FileId(long major, long minor, long inode) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof FileId f && f.major == major && f.minor == minor && f.inode == inode;
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(inode * 31 + major * 1_000_003 + minor);
+        }
+
         static FileId of(Path file) {
             try {
                 return of(Files.readAttributes(file, "unix:dev,ino", LinkOption.NOFOLLOW_LINKS)); // one stat
