@@ -27,7 +27,10 @@ public interface LockProvider extends AutoCloseable {
      * Opens a backend by URI, e.g. {@code mem:}, {@code file:/var/lock/app},
      * {@code file:/var/lock/app?strategy=os}. Options every backend takes:
      * {@code lease} (ttl backends' lease, default 30s), {@code poll} (the longest pause between
-     * attempts on backends that poll, default 5ms).
+     * attempts on backends that poll, default 5ms), {@code waitThreads} (how many waiters of this
+     * provider may block in a backend's blocking wait at once, each holding a thread and, on a
+     * database server, a connection; default 32; the others wait without a thread and keep their
+     * place in line).
      *
      * @param uri the backend URI
      * @return an open provider

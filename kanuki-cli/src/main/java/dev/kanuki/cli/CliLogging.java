@@ -18,7 +18,9 @@ import org.slf4j.spi.SLF4JServiceProvider;
 /**
  * The {@code kanuki} command's SLF4J binding: the library's warnings and errors as one line each
  * on standard error, {@code kanuki: warning: MESSAGE: CAUSE}, without a stack trace; under
- * {@code --debug} also the debug and info messages, and stack traces.
+ * {@code --debug} also the debug and info messages, and stack traces. The client libraries'
+ * own messages (ZooKeeper's, Netty's, a JDBC driver's: their retries and reconnections) are shown
+ * only under {@code --debug}: the command reports what came of them in its own one line.
  */
 public final class CliLogging implements SLF4JServiceProvider {
     private static volatile boolean debug;
@@ -82,8 +84,12 @@ public final class CliLogging implements SLF4JServiceProvider {
     private static final class LineLogger extends LegacyAbstractLogger {
         private static final long serialVersionUID = 1L;
 
+        /** Whether the logger is kanuki's own rather than a client library's. */
+        private final boolean ours;
+
         LineLogger(String name) {
             this.name = name;
+            this.ours = name.startsWith("dev.kanuki.");
         }
 
         @Override
@@ -103,12 +109,12 @@ public final class CliLogging implements SLF4JServiceProvider {
 
         @Override
         public boolean isWarnEnabled() {
-            return debug || !QUIET.contains(name);
+            return debug || (ours && !QUIET.contains(name));
         }
 
         @Override
         public boolean isErrorEnabled() {
-            return true;
+            return debug || ours;
         }
 
         @Override

@@ -49,9 +49,9 @@ import picocli.CommandLine.Spec;
             "  memcached://HOST[:PORT][,HOST[:PORT]...][?timeout=5s]",
             "                  memcached 1.6 items with a lease, spread over the servers",
             "  etcd://HOST[:PORT][,HOST2[:PORT]...][/PREFIX][?timeout=5s]",
-            "                  etcd keys on a lease, woken by a watch; the create revision is the token",
+            "                  etcd keys on a lease, woken by a watch",
             "  zookeeper://HOST[:PORT][,HOST2[:PORT]...][/PREFIX][?timeout=5s&session=10s]",
-            "                  ZooKeeper ephemeral nodes on the session, woken by a watch; the czxid is the token",
+            "                  ZooKeeper ephemeral nodes on the session, woken by a watch",
             "  mem:            in this process only (for tests)",
             "Durations: 500ms, 5s, 2m, 1h or a number of seconds. Names: any text up to 1024 characters without "
                     + "NUL, read as UTF-8; canonically equivalent spellings (NFC/NFD) are one lock.",

@@ -31,6 +31,14 @@ final class LockLossGuard {
         /** Nothing: the command runs on; kanuki still reports the loss and exits 76. */
         IGNORE;
 
+        /** The values as they are written on the command line, for shell completion. */
+        static final class Names implements Iterable<String> {
+            @Override
+            public java.util.Iterator<String> iterator() {
+                return java.util.Arrays.stream(OnLost.values()).map(v -> v.name().toLowerCase(Locale.ROOT)).iterator();
+            }
+        }
+
         /** Reads {@code term}, {@code kill} or {@code ignore}, in any case. */
         static final class Converter implements picocli.CommandLine.ITypeConverter<OnLost> {
             @Override

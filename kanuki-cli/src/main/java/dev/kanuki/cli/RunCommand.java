@@ -85,6 +85,7 @@ final class RunCommand implements Callable<Integer> {
     int conflictExitCode = ExitCodes.BUSY;
 
     @Option(names = "--on-lost", paramLabel = "ACTION", converter = LockLossGuard.OnLost.Converter.class,
+            completionCandidates = LockLossGuard.OnLost.Names.class,
             description = "When the lock is lost while CMD runs: term (SIGTERM, then SIGKILL after --kill-after), "
                     + "kill (SIGKILL) or ignore (default: term). kanuki then exits 76 in every case.")
     LockLossGuard.OnLost onLost = LockLossGuard.OnLost.TERM;

@@ -39,6 +39,23 @@ class CliLoggingTest {
         }
     }
 
+    @Test
+    void aClientLibrarysWarningsAreShownOnlyWhenDebugging() {
+        // e.g. ZooKeeper's "Session 0x0 for server ... Connection refused" before kanuki's own message
+        Logger library = new CliLogging().getLoggerFactory().getLogger("org.apache.zookeeper.ClientCnxn");
+        try {
+            CliLogging.setDebug(false);
+            assertEquals("", stderrOf(() -> {
+                library.warn("Session 0x0 for server 127.0.0.1:1, Closing socket connection");
+                library.error("unexpected");
+            }));
+            CliLogging.setDebug(true);
+            assertTrue(stderrOf(() -> library.warn("Session 0x0")).startsWith("kanuki: warning: Session 0x0"));
+        } finally {
+            CliLogging.setDebug(false);
+        }
+    }
+
     private static String stderrOf(Runnable action) {
         PrintStream saved = System.err;
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();

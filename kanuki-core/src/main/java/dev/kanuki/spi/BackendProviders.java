@@ -19,8 +19,8 @@ public final class BackendProviders {
      * Wraps a backend in the engine.
      *
      * @param description a URI-like text naming the backend, shown in messages and
-     *     {@link LockProvider#uri()}; its {@code lease} and {@code poll} options are read, e.g.
-     *     {@code postgresql:datasource?lease=10s}
+     *     {@link LockProvider#uri()}; its {@code lease}, {@code poll} and {@code waitThreads}
+     *     options are read (see {@link LockProvider#open}), e.g. {@code postgresql:datasource?lease=10s}
      * @param backend the backend; the provider closes it when it closes (also when this throws)
      * @return the open provider
      * @throws IllegalArgumentException when the description or its engine options are invalid
