@@ -30,7 +30,9 @@ public interface LockProvider extends AutoCloseable {
      * attempts on backends that poll, default 5ms), {@code waitThreads} (how many waiters of this
      * provider may block in a backend's blocking wait at once, each holding a thread and, on a
      * database server, a connection; default 32; the others wait without a thread and keep their
-     * place in line).
+     * place in line). Backends are found with {@link java.util.ServiceLoader}; a system property
+     * {@code kanuki.backend.SCHEME} naming a {@code LockBackendFactory} class is used for that
+     * scheme without scanning the class path (a short-lived process saves milliseconds).
      *
      * @param uri the backend URI
      * @return an open provider

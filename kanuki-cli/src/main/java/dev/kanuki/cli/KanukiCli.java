@@ -2,7 +2,6 @@ package dev.kanuki.cli;
 
 import dev.kanuki.LockBackendException;
 import dev.kanuki.LockException;
-import dev.kanuki.engine.BackendRegistry;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
@@ -103,7 +102,7 @@ public final class KanukiCli implements Callable<Integer> {
         Map<String, String> properties = new LinkedHashMap<>();
         properties.put("slf4j.provider", CliLogging.class.getName());
         properties.put("slf4j.internal.verbosity", "WARN"); // else SLF4J says which provider it took
-        String prefix = BackendRegistry.FACTORY_PROPERTY_PREFIX;
+        String prefix = "kanuki.backend."; // kanuki.backend.SCHEME names a scheme's factory (see LockProvider.open)
         properties.put(prefix + "file", "dev.kanuki.file.FileLockBackendFactory");
         properties.put(prefix + "mem", "dev.kanuki.mem.MemLockBackendFactory");
         properties.put(prefix + "sqlite", "dev.kanuki.sqlite.SqliteLockBackendFactory");
