@@ -33,7 +33,7 @@ import picocli.CommandLine.Spec;
         description = "Locks between processes and servers: run a command under a lock, "
                 + "inspect and break locks, torture-test a backend.",
         subcommands = {RunCommand.class, StatusCommand.class, BreakCommand.class, TortureCommand.class,
-            CompletionCommand.class},
+            DemoCommand.class, CompletionCommand.class},
         footerHeading = "%n",
         footer = {
             "Backends (-b URI; the default is file: in a per-user directory):",
@@ -60,6 +60,7 @@ import picocli.CommandLine.Spec;
             "  kanuki run -n nightly -- ./backup.sh",
             "  kanuki status -b 'file:/var/lock/app?strategy=mkdir'",
             "  kanuki break -b 'file:/var/lock/app?strategy=mkdir' nightly",
+            "  kanuki demo board --port 0 --lock none",
             "  source <(kanuki completion bash)",
         })
 public final class KanukiCli implements Callable<Integer> {
@@ -183,7 +184,7 @@ public final class KanukiCli implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
-        err.println("kanuki: missing command; one of: run, status, break, torture, completion");
+        err.println("kanuki: missing command; one of: run, status, break, torture, demo, completion");
         spec.commandLine().usage(err);
         err.flush();
         return ExitCodes.USAGE;
