@@ -28,7 +28,8 @@ import picocli.CommandLine.Option;
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
-            "0:stopped by SIGINT or SIGTERM",
+            "130:stopped by Ctrl-C (SIGINT); the board runs until stopped",
+            "143:stopped by SIGTERM",
             "2:usage error: bad option or backend URI",
             "3:the port is taken, the file cannot be written, or the backend failed",
         })

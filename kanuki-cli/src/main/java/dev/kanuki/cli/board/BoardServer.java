@@ -63,7 +63,13 @@ public final class BoardServer implements AutoCloseable {
             }
             server.setHandler(context);
             server.setStopAtShutdown(true);
-            server.start();
+            try {
+                server.start();
+            } catch (java.io.IOException e) {
+                server.stop();
+                throw new java.io.IOException("cannot listen on 127.0.0.1:" + port + " (" + e.getMessage()
+                        + "); give another --port, or 0 for a free one", e);
+            }
             return new BoardServer(server, locks, URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/"));
         } catch (Exception | Error e) {
             if (locks != null) {
