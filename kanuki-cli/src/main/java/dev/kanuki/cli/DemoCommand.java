@@ -1,6 +1,5 @@
 package dev.kanuki.cli;
 
-import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -18,10 +17,6 @@ final class DemoCommand implements Callable<Integer> {
     /** No demo named: show the usage on standard error. */
     @Override
     public Integer call() {
-        PrintWriter err = spec.commandLine().getErr();
-        err.println("kanuki: missing demo; one of: board");
-        spec.commandLine().usage(err);
-        err.flush();
-        return ExitCodes.USAGE;
+        return KanukiCli.missing(spec, "demo; one of: board");
     }
 }

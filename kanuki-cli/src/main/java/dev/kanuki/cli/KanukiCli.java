@@ -183,8 +183,19 @@ public final class KanukiCli implements Callable<Integer> {
     /** No subcommand: show the usage on standard error. */
     @Override
     public Integer call() {
+        return missing(spec, "command; one of: run, status, break, torture, demo, completion");
+    }
+
+    /**
+     * A command that needs a subcommand was given none: says so and shows its usage on standard error.
+     *
+     * @param spec the command
+     * @param what what is missing, e.g. {@code "demo; one of: board"}
+     * @return the usage exit code
+     */
+    static int missing(CommandSpec spec, String what) {
         PrintWriter err = spec.commandLine().getErr();
-        err.println("kanuki: missing command; one of: run, status, break, torture, demo, completion");
+        err.println("kanuki: missing " + what);
         spec.commandLine().usage(err);
         err.flush();
         return ExitCodes.USAGE;

@@ -1,5 +1,6 @@
 package dev.kanuki.servlet;
 
+import dev.kanuki.spi.SafeNames;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpSession;
 import java.net.URLDecoder;
@@ -31,14 +32,15 @@ public interface RequestKey {
 
     /**
      * The HTTP session: one request per session at a time. Does not create a session; a request
-     * without one has no key.
+     * without one has no key. The session id is a secret, and lock names show in lock listings,
+     * file names and store keys: the key holds a hash of it, not the id.
      *
-     * @return the key {@code session:ID}
+     * @return the key {@code session:HASH}
      */
     static RequestKey session() {
         return request -> {
             HttpSession session = request.getSession(false);
-            return session == null ? null : "session:" + session.getId();
+            return session == null ? null : "session:" + SafeNames.hash(session.getId());
         };
     }
 

@@ -64,17 +64,12 @@ abstract class LockingFilterScenarios {
 
     /** A servlet that answers "done" once the test opens {@link #finish}. */
     private HttpServlet holding() {
-        return new HttpServlet() {
-            private static final long serialVersionUID = 1L;
-
-            @Override
-            protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
-                assertNotNull(request.getAttribute(LockingFilter.HANDLE_ATTRIBUTE), "the handle is a request attribute");
-                entered.release();
-                awaitQuietly(finish);
-                response.getWriter().print("done");
-            }
-        };
+        return TestServer.servlet((request, response) -> {
+            assertNotNull(request.getAttribute(LockingFilter.HANDLE_ATTRIBUTE), "the handle is a request attribute");
+            entered.release();
+            awaitQuietly(finish);
+            response.getWriter().print("done");
+        });
     }
 
     private TestServer start(LockingFilter filter, String path, HttpServlet servlet) throws Exception {
@@ -137,14 +132,9 @@ abstract class LockingFilterScenarios {
     @Test
     void aHandlerThatThrowsReleasesTheLock() throws Exception {
         LockingFilter filter = LockingFilter.builder(locks).key(RequestKey.header("K")).prefix("p").build();
-        TestServer web = start(filter, "/fail", new HttpServlet() {
-            private static final long serialVersionUID = 1L;
-
-            @Override
-            protected void service(HttpServletRequest request, HttpServletResponse response) {
-                throw new IllegalStateException("the handler failed");
-            }
-        });
+        TestServer web = start(filter, "/fail", TestServer.servlet((request, response) -> {
+            throw new IllegalStateException("the handler failed");
+        }));
         assertEquals(500, done(web.get("/fail", "K", "a")).statusCode());
         assertTrue(free("p", "header:K=a"));
         assertEquals(500, done(web.get("/fail", "K", "a")).statusCode(), "ran again: not refused with 409");
@@ -154,17 +144,12 @@ abstract class LockingFilterScenarios {
     void anAsyncServletHoldsTheLockUntilItCompletes() throws Exception {
         AtomicReference<AsyncContext> pending = new AtomicReference<>();
         LockingFilter filter = LockingFilter.builder(locks).key(RequestKey.header("K")).prefix("p").build();
-        TestServer web = start(filter, "/async", new HttpServlet() {
-            private static final long serialVersionUID = 1L;
-
-            @Override
-            protected void service(HttpServletRequest request, HttpServletResponse response) {
-                AsyncContext async = request.startAsync();
-                async.setTimeout(0);
-                pending.set(async);
-                entered.release();
-            }
-        });
+        TestServer web = start(filter, "/async", TestServer.servlet((request, response) -> {
+            AsyncContext async = request.startAsync();
+            async.setTimeout(0);
+            pending.set(async);
+            entered.release();
+        }));
         var first = web.get("/async", "K", "a");
         awaitEntered(1);
         assertFalse(free("p", "header:K=a"), "still held after the servlet returned");
@@ -180,16 +165,11 @@ abstract class LockingFilterScenarios {
     @Test
     void anAsyncTimeoutReleasesTheLock() throws Exception {
         LockingFilter filter = LockingFilter.builder(locks).key(RequestKey.header("K")).prefix("p").build();
-        TestServer web = start(filter, "/never", new HttpServlet() {
-            private static final long serialVersionUID = 1L;
-
-            @Override
-            protected void service(HttpServletRequest request, HttpServletResponse response) {
-                if (request.getDispatcherType() == jakarta.servlet.DispatcherType.REQUEST) {
-                    request.startAsync().setTimeout(300); // never completed: the container times it out
-                }
+        TestServer web = start(filter, "/never", TestServer.servlet((request, response) -> {
+            if (request.getDispatcherType() == jakarta.servlet.DispatcherType.REQUEST) {
+                request.startAsync().setTimeout(300); // never completed: the container times it out
             }
-        });
+        }));
         assertEquals(500, done(web.get("/never", "K", "t")).statusCode());
         await().atMost(LIMIT).until(() -> free("p", "header:K=t"));
     }
@@ -197,20 +177,15 @@ abstract class LockingFilterScenarios {
     @Test
     void aClientThatGoesAwayReleasesTheLock() throws Exception {
         LockingFilter filter = LockingFilter.builder(locks).key(RequestKey.header("K")).prefix("p").build();
-        TestServer web = start(filter, "/stream", new HttpServlet() {
-            private static final long serialVersionUID = 1L;
-
-            @Override
-            protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
-                entered.release();
-                OutputStream out = response.getOutputStream();
-                byte[] chunk = new byte[8192];
-                while (true) { // until the write fails: the client is gone
-                    out.write(chunk);
-                    out.flush();
-                }
+        TestServer web = start(filter, "/stream", TestServer.servlet((request, response) -> {
+            entered.release();
+            OutputStream out = response.getOutputStream();
+            byte[] chunk = new byte[8192];
+            while (true) { // until the write fails: the client is gone
+                out.write(chunk);
+                out.flush();
             }
-        });
+        }));
         try (Socket socket = new Socket("127.0.0.1", web.base().getPort())) {
             socket.getOutputStream().write(("GET /app/stream HTTP/1.1\r\nHost: x\r\nK: gone\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
@@ -229,15 +204,10 @@ abstract class LockingFilterScenarios {
                     .waitUpTo(Duration.ofMillis(200)).timeoutStatus(status).build();
             Semaphore in = new Semaphore(0);
             CountDownLatch out = new CountDownLatch(1);
-            try (TestServer web = TestServer.setup().filter(filter).servlet("/slow", new HttpServlet() {
-                private static final long serialVersionUID = 1L;
-
-                @Override
-                protected void service(HttpServletRequest request, HttpServletResponse response) {
-                    in.release();
-                    awaitQuietly(out);
-                }
-            }).start()) {
+            try (TestServer web = TestServer.setup().filter(filter).servlet("/slow", TestServer.servlet((request, response) -> {
+                in.release();
+                awaitQuietly(out);
+            })).start()) {
                 var first = web.get("/slow", "K", "w");
                 assertTrue(in.tryAcquire(LIMIT.toSeconds(), TimeUnit.SECONDS));
                 HttpResponse<String> waited = done(web.get("/slow", "K", "w"));
@@ -266,16 +236,11 @@ abstract class LockingFilterScenarios {
     void aFormTokenLocksAndTheServletStillReadsTheForm() throws Exception {
         AtomicReference<String> text = new AtomicReference<>();
         LockingFilter filter = LockingFilter.builder(locks).key(RequestKey.parameter("token")).prefix("board").build();
-        TestServer web = start(filter, "/post", new HttpServlet() {
-            private static final long serialVersionUID = 1L;
-
-            @Override
-            protected void service(HttpServletRequest request, HttpServletResponse response) {
-                text.set(request.getParameter("text"));
-                entered.release();
-                awaitQuietly(finish);
-            }
-        });
+        TestServer web = start(filter, "/post", TestServer.servlet((request, response) -> {
+            text.set(request.getParameter("text"));
+            entered.release();
+            awaitQuietly(finish);
+        }));
         var first = web.postForm("/post", "token=t-1&text=hello+world");
         awaitEntered(1);
         assertEquals("hello world", text.get());
@@ -288,14 +253,9 @@ abstract class LockingFilterScenarios {
     void requestsWithoutAKeyPassUnlessRejected() throws Exception {
         LockingFilter passing = LockingFilter.builder(locks).key(RequestKey.session()).build();
         AtomicReference<Object> handle = new AtomicReference<>("not run");
-        try (TestServer web = TestServer.setup().filter(passing).servlet("/x", new HttpServlet() {
-            private static final long serialVersionUID = 1L;
-
-            @Override
-            protected void service(HttpServletRequest request, HttpServletResponse response) {
-                handle.set(request.getAttribute(LockingFilter.HANDLE_ATTRIBUTE));
-            }
-        }).start()) {
+        try (TestServer web = TestServer.setup().filter(passing).servlet("/x", TestServer.servlet((request, response) -> {
+            handle.set(request.getAttribute(LockingFilter.HANDLE_ATTRIBUTE));
+        })).start()) {
             assertEquals(200, done(web.get("/x")).statusCode());
             assertEquals(null, handle.get(), "ran unlocked");
         }

@@ -22,6 +22,22 @@ class RequestKeyTest {
     }
 
     @Test
+    void theSessionKeyHoldsAHashNotTheSecretId() {
+        jakarta.servlet.http.HttpSession session = proxy(jakarta.servlet.http.HttpSession.class,
+                (method, args) -> method.equals("getId") ? "node0secret42" : null);
+        jakarta.servlet.http.HttpServletRequest request = proxy(jakarta.servlet.http.HttpServletRequest.class,
+                (method, args) -> method.equals("getSession") ? session : null);
+        String key = RequestKey.session().of(request);
+        assertTrue(key.startsWith("session:") && !key.contains("secret"), key);
+        assertEquals(key, RequestKey.session().of(request));
+    }
+
+    private static <T> T proxy(Class<T> type, java.util.function.BiFunction<String, Object[], Object> answer) {
+        return type.cast(java.lang.reflect.Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
+                (p, method, args) -> answer.apply(method.getName(), args)));
+    }
+
+    @Test
     void everyDocumentedFormParses() {
         for (String spec : new String[] {"session", "user", "param:token", "header:Idempotency-Key", "path:^/t/([^/]+)",
             "class:" + FixedKey.class.getName()}) {

@@ -3,6 +3,9 @@ package dev.kanuki.servlet;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -68,6 +71,24 @@ final class TestServer implements AutoCloseable {
             server.start();
             return new TestServer(server, URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/app"));
         }
+    }
+
+    /** A servlet's work, as a lambda. */
+    @FunctionalInterface
+    interface Handler {
+        void handle(HttpServletRequest request, HttpServletResponse response) throws IOException;
+    }
+
+    /** @return a servlet that runs {@code handler} for every method */
+    static HttpServlet servlet(Handler handler) {
+        return new HttpServlet() {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+                handler.handle(request, response);
+            }
+        };
     }
 
     static Setup setup() {
