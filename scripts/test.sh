@@ -14,6 +14,8 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(ma
 command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || missing+=(redis-server)
 command -v memcached >/dev/null 2>&1 || [ -x /usr/bin/memcached ] || missing+=(memcached)
 command -v etcd >/dev/null 2>&1 || [ -x /usr/bin/etcd ] || missing+=(etcd-server)
+command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)                 # browser tests of kanuki demo board
+command -v chromedriver >/dev/null 2>&1 || [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 { [ -d /usr/share/zookeeper ] && [ -f /usr/share/java/zookeeper.jar ]; } || missing+=(zookeeper) # also creates the zookeeper user (servers run as it under root)
 
 if [ ${#missing[@]} -gt 0 ]; then

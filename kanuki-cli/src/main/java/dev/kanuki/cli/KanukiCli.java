@@ -32,7 +32,7 @@ import picocli.CommandLine.Spec;
         description = "Locks between processes and servers: run a command under a lock, "
                 + "inspect and break locks, torture-test a backend.",
         subcommands = {RunCommand.class, StatusCommand.class, BreakCommand.class, TortureCommand.class,
-            CompletionCommand.class},
+            DemoCommand.class, CompletionCommand.class},
         footerHeading = "%n",
         footer = {
             "Backends (-b URI; the default is file: in a per-user directory):",
@@ -59,6 +59,7 @@ import picocli.CommandLine.Spec;
             "  kanuki run -n nightly -- ./backup.sh",
             "  kanuki status -b 'file:/var/lock/app?strategy=mkdir'",
             "  kanuki break -b 'file:/var/lock/app?strategy=mkdir' nightly",
+            "  kanuki demo board --port 0 --lock none",
             "  source <(kanuki completion bash)",
         })
 public final class KanukiCli implements Callable<Integer> {
@@ -181,8 +182,19 @@ public final class KanukiCli implements Callable<Integer> {
     /** No subcommand: show the usage on standard error. */
     @Override
     public Integer call() {
+        return missing(spec, "command; one of: run, status, break, torture, demo, completion");
+    }
+
+    /**
+     * A command that needs a subcommand was given none: says so and shows its usage on standard error.
+     *
+     * @param spec the command
+     * @param what what is missing, e.g. {@code "demo; one of: board"}
+     * @return the usage exit code
+     */
+    static int missing(CommandSpec spec, String what) {
         PrintWriter err = spec.commandLine().getErr();
-        err.println("kanuki: missing command; one of: run, status, break, torture, completion");
+        err.println("kanuki: missing " + what);
         spec.commandLine().usage(err);
         err.flush();
         return ExitCodes.USAGE;
