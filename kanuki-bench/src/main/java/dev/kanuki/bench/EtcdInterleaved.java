@@ -1,0 +1,118 @@
+package dev.kanuki.bench;
+
+import dev.kanuki.DistributedLock;
+import dev.kanuki.LockProvider;
+import dev.kanuki.testkit.EtcdServer;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KV;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Uncontended acquire + release on etcd, four sides taking turns in one JVM on one server started
+ * by the test kit ({@link InterleavedRounds}: each round opens new clients; blocks of
+ * {@value #BLOCK} operations, {@value #BLOCKS} times per round; medians of per-round ratios):
+ *
+ * <ul>
+ *   <li>{@code kanuki}: {@code etcd://} {@code acquire(5s)} + {@code close()};
+ *   <li>{@code kanukiTry}: {@code tryAcquire()} + {@code close()};
+ *   <li>{@code raw}: jetcd by hand, the least a lock needs: a transaction "if the key's create
+ *       revision is 0, put it with a lease" (the lease granted once per round), then a plain
+ *       {@code delete};
+ *   <li>{@code same}: kanuki's requests by hand: the transaction also reads the key back (its create
+ *       revision is the fencing token; {@code Else} reads the holder), and the delete is a
+ *       transaction on that create revision.
+ * </ul>
+ *
+ * No target was set; the ratio kanuki/raw is reported.
+ *
+ * <pre>
+ * java -cp kanuki-bench/target/benchmarks.jar dev.kanuki.bench.EtcdInterleaved [ROUNDS]
+ * </pre>
+ */
+public final class EtcdInterleaved {
+    private static final int BLOCK = 10;
+    private static final int BLOCKS = 5;
+    private static final int WARM_ROUNDS = 3;
+
+    private EtcdInterleaved() {
+    }
+
+    /**
+     * @param args the number of measured rounds (default 10)
+     * @throws Exception when etcd is missing or a side fails
+     */
+    public static void main(String[] args) throws Exception {
+        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
+        try (EtcdServer server = EtcdServer.start()) {
+            run(server, rounds, BLOCK).print("etcd acquire+release", "kanuki", "raw", "kanukiTry", "raw",
+                    "same", "raw", "kanuki", "same");
+        }
+    }
+
+    static InterleavedRounds.Results run(EtcdServer server, int rounds, int block) throws Exception {
+        ByteSequence rawKey = bytes("kanuki-bench/raw");
+        ByteSequence sameKey = bytes("kanuki-bench/same");
+        ByteSequence record = ByteSequence.from(ZooKeeperByHand.RECORD);
+        return InterleavedRounds.run(() -> {
+            LockProvider provider = LockProvider.open(server.kanukiUri());
+            Client client = Client.builder().endpoints(server.endpoint()).build();
+            KV kv = client.getKVClient();
+            long lease = client.getLeaseClient().grant(60).get().getID();
+            PutOption withLease = PutOption.builder().withLeaseId(lease).build();
+            DistributedLock lock = provider.lock("bench");
+            List<InterleavedRounds.Side> sides = List.of(
+                    new InterleavedRounds.Side("kanuki", () -> lock.acquire(Duration.ofSeconds(5)).close()),
+                    new InterleavedRounds.Side("kanukiTry", () -> lock.tryAcquire().orElseThrow().close()),
+                    new InterleavedRounds.Side("raw", () -> {
+                        TxnResponse r = kv.txn().If(new Cmp(rawKey, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                                .Then(Op.put(rawKey, record, withLease)).commit().get();
+                        check(r);
+                        kv.delete(rawKey).get();
+                    }),
+                    new InterleavedRounds.Side("same", () -> {
+                        TxnResponse r = kv.txn().If(new Cmp(sameKey, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                                .Then(Op.put(sameKey, record, withLease), Op.get(sameKey, GetOption.DEFAULT))
+                                .Else(Op.get(sameKey, GetOption.DEFAULT)).commit().get();
+                        check(r);
+                        long token = r.getGetResponses().get(0).getKvs().get(0).getCreateRevision();
+                        kv.txn().If(new Cmp(sameKey, Cmp.Op.EQUAL, CmpTarget.createRevision(token)))
+                                .Then(Op.delete(sameKey, DeleteOption.DEFAULT)).commit().get();
+                    }));
+            return new InterleavedRounds.Round() {
+                @Override
+                public List<InterleavedRounds.Side> sides() {
+                    return sides;
+                }
+
+                @Override
+                public void close() throws Exception {
+                    try (client) {
+                        client.getLeaseClient().revoke(lease).get();
+                    } finally {
+                        provider.close();
+                    }
+                }
+            };
+        }, WARM_ROUNDS, rounds, block, BLOCKS);
+    }
+
+    private static void check(TxnResponse r) {
+        if (!r.isSucceeded()) {
+            throw new IllegalStateException("the key exists: nobody else should hold it");
+        }
+    }
+
+    private static ByteSequence bytes(String s) {
+        return ByteSequence.from(s, StandardCharsets.UTF_8);
+    }
+}
