@@ -40,8 +40,8 @@ import java.util.List;
  * </pre>
  */
 public final class EtcdInterleaved {
-    private static final int BLOCK = 10;
-    private static final int BLOCKS = 5;
+    private static final int BLOCK = 2;
+    private static final int BLOCKS = 40;
     private static final int WARM_ROUNDS = 3;
 
     private EtcdInterleaved() {
@@ -54,12 +54,13 @@ public final class EtcdInterleaved {
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
         try (EtcdServer server = EtcdServer.start()) {
-            run(server, rounds, BLOCK).print("etcd acquire+release", "kanuki", "raw", "kanukiTry", "raw",
+            run(server, rounds, BLOCK, BLOCKS).print("etcd acquire+release", "kanuki", "raw", "kanukiTry", "raw",
                     "same", "raw", "kanuki", "same");
         }
     }
 
-    static InterleavedRounds.Results run(EtcdServer server, int rounds, int block) throws Exception {
+    /** Runs the rounds (the smoke test runs a few tiny ones). */
+    static InterleavedRounds.Results run(EtcdServer server, int rounds, int block, int blocks) throws Exception {
         ByteSequence rawKey = bytes("kanuki-bench/raw");
         ByteSequence sameKey = bytes("kanuki-bench/same");
         ByteSequence record = ByteSequence.from(ZooKeeperByHand.RECORD);
@@ -103,7 +104,7 @@ public final class EtcdInterleaved {
                     }
                 }
             };
-        }, WARM_ROUNDS, rounds, block, BLOCKS);
+        }, WARM_ROUNDS, rounds, block, blocks);
     }
 
     private static void check(TxnResponse r) {

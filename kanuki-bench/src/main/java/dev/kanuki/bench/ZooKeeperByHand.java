@@ -116,12 +116,17 @@ final class ZooKeeperByHand implements AutoCloseable {
 
     /** @return the raw node path of ring lock {@code i} */
     static String rawPath(int i) {
-        return "/kanuki-bench-raw/" + HandoffParty.lockName(i);
+        return rawPath(HandoffParty.lockName(i));
     }
 
-    /** @return the {@link InterProcessMutex} path of ring lock {@code i} */
-    static String curatorPath(int i) {
-        return "/kanuki-bench-curator/" + HandoffParty.lockName(i);
+    /** @return the raw node path of a lock name */
+    static String rawPath(String name) {
+        return "/kanuki-bench-raw/" + name;
+    }
+
+    /** @return the {@link InterProcessMutex} path of a lock name */
+    static String curatorPath(String name) {
+        return "/kanuki-bench-curator/" + name;
     }
 
     /** The plain handle: create the ephemeral node, or watch it with {@code exists} and retry. */
@@ -157,14 +162,14 @@ final class ZooKeeperByHand implements AutoCloseable {
         CuratorParty(String connectString) throws InterruptedException {
             client = curator(connectString);
             for (int i = 0; i < LOCKS; i++) {
-                mutexes[i] = new InterProcessMutex(client, curatorPath(i));
+                mutexes[i] = new InterProcessMutex(client, curatorPath(HandoffParty.lockName(i)));
             }
         }
 
         @Override
         public void lock(int i) throws Exception {
             if (!mutexes[i].acquire(30, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("Curator did not get " + curatorPath(i) + " within 30 s");
+                throw new IllegalStateException("Curator did not get lock " + i + " within 30 s");
             }
         }
 

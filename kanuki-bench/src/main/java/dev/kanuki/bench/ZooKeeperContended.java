@@ -83,7 +83,7 @@ public final class ZooKeeperContended {
             DistributedLock lock = provider.lock(NAME);
             return () -> lock.acquire(Duration.ofSeconds(30));
         }
-        InterProcessMutex mutex = new InterProcessMutex(curator, "/kanuki-bench-curator/" + NAME);
+        InterProcessMutex mutex = new InterProcessMutex(curator, ZooKeeperByHand.curatorPath(NAME));
         return () -> {
             if (!mutex.acquire(30, TimeUnit.SECONDS)) {
                 throw new IllegalStateException("Curator's mutex: no turn within 30 s");
@@ -211,8 +211,8 @@ public final class ZooKeeperContended {
                     Share theirs = Share.parse(line);
                     double[] waits = java.util.stream.LongStream.concat(Arrays.stream(mine.waitsMicros()),
                             Arrays.stream(theirs.waitsMicros())).asDoubleStream().toArray();
-                    if (mine.acquisitions() == 0 || theirs.acquisitions() == 0) {
-                        throw new IllegalStateException(side + ": a JVM acquired nothing in " + window + " ms");
+                    if (mine.acquisitions() + theirs.acquisitions() == 0) {
+                        throw new IllegalStateException(side + ": nothing acquired in " + window + " ms");
                     }
                     if (round >= WARM_ROUNDS) {
                         results.get(side).add(new double[] {

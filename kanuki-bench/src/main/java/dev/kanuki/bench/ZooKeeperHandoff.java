@@ -31,8 +31,8 @@ import java.util.Map;
  * </pre>
  */
 public final class ZooKeeperHandoff {
-    private static final int STEPS = 10;
-    private static final int BLOCKS = 3;
+    private static final int STEPS = 4;
+    private static final int BLOCKS = 15;
     private static final int WARM_ROUNDS = 2;
 
     private ZooKeeperHandoff() {
@@ -59,12 +59,17 @@ public final class ZooKeeperHandoff {
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
         try (ZooKeeperServer server = ZooKeeperServer.start()) {
-            print(run(server, rounds, STEPS));
+            print(run(server, rounds, STEPS, BLOCKS));
         }
     }
 
-    /** @return per side, per measured round, the handoff times in µs */
-    static Map<String, List<double[]>> run(ZooKeeperServer server, int rounds, int steps) throws Exception {
+    /**
+     * Runs the rounds: each side steps its ring {@code steps} times in turn, {@code blocks} times a round.
+     *
+     * @return per side, per measured round, the handoff times in µs
+     */
+    static Map<String, List<double[]>> run(ZooKeeperServer server, int rounds, int steps, int blocks)
+            throws Exception {
         Map<String, String> kinds = new LinkedHashMap<>();
         kinds.put("kanuki", HandoffParty.KANUKI_URI_PREFIX + server.kanukiUri());
         kinds.put("curator", ZooKeeperByHand.CURATOR_PREFIX + server.connectString());
@@ -78,8 +83,8 @@ public final class ZooKeeperHandoff {
             }
             for (int round = 0; round < WARM_ROUNDS + rounds; round++) {
                 Map<String, double[]> thisRound = new LinkedHashMap<>();
-                pairs.keySet().forEach(side -> thisRound.put(side, new double[steps * BLOCKS]));
-                for (int b = 0; b < BLOCKS; b++) {
+                pairs.keySet().forEach(side -> thisRound.put(side, new double[steps * blocks]));
+                for (int b = 0; b < blocks; b++) {
                     for (Map.Entry<String, HandoffPair> pair : pairs.entrySet()) {
                         double[] out = thisRound.get(pair.getKey());
                         for (int i = 0; i < steps; i++) {

@@ -33,8 +33,8 @@ import org.apache.zookeeper.data.Stat;
  * </pre>
  */
 public final class ZooKeeperInterleaved {
-    private static final int BLOCK = 10;
-    private static final int BLOCKS = 5;
+    private static final int BLOCK = 2;
+    private static final int BLOCKS = 40;
     private static final int WARM_ROUNDS = 3;
 
     private ZooKeeperInterleaved() {
@@ -47,21 +47,23 @@ public final class ZooKeeperInterleaved {
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
         try (ZooKeeperServer server = ZooKeeperServer.start()) {
-            run(server, rounds, BLOCK).print("zookeeper acquire+release", "kanuki", "raw", "kanukiTry", "raw",
+            run(server, rounds, BLOCK, BLOCKS).print("zookeeper acquire+release", "kanuki", "raw", "kanukiTry", "raw",
                     "kanuki", "curator", "curatorOps", "raw");
         }
     }
 
-    static InterleavedRounds.Results run(ZooKeeperServer server, int rounds, int block) throws Exception {
-        String rawPath = ZooKeeperByHand.rawPath(0);
-        String opsPath = ZooKeeperByHand.rawPath(1);
+    /** Runs the rounds (the smoke test runs a few tiny ones). */
+    static InterleavedRounds.Results run(ZooKeeperServer server, int rounds, int block, int blocks) throws Exception {
+        // not the handoff ring's nodes: a partner JVM's may outlive it by a session timeout
+        String rawPath = ZooKeeperByHand.rawPath("uncontended");
+        String opsPath = rawPath + "-curator-ops";
         return InterleavedRounds.run(() -> {
             LockProvider provider = LockProvider.open(server.kanukiUri());
             ZooKeeperByHand raw = new ZooKeeperByHand(server.connectString());
             CuratorFramework curator = ZooKeeperByHand.curator(server.connectString());
             raw.parentOf(rawPath);
             DistributedLock lock = provider.lock("bench");
-            InterProcessMutex mutex = new InterProcessMutex(curator, ZooKeeperByHand.curatorPath(0));
+            InterProcessMutex mutex = new InterProcessMutex(curator, ZooKeeperByHand.curatorPath("uncontended"));
             List<InterleavedRounds.Side> sides = List.of(
                     new InterleavedRounds.Side("kanuki", () -> lock.acquire(Duration.ofSeconds(5)).close()),
                     new InterleavedRounds.Side("kanukiTry", () -> lock.tryAcquire().orElseThrow().close()),
@@ -91,6 +93,6 @@ public final class ZooKeeperInterleaved {
                     }
                 }
             };
-        }, WARM_ROUNDS, rounds, block, BLOCKS);
+        }, WARM_ROUNDS, rounds, block, blocks);
     }
 }
