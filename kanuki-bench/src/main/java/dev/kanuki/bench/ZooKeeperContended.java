@@ -238,8 +238,8 @@ public final class ZooKeeperContended {
                 THREADS, results.get("kanuki").size(), window);
         for (Map.Entry<String, List<double[]>> side : results.entrySet()) {
             List<double[]> r = side.getValue();
-            System.out.printf(Locale.ROOT, "  %-8s %.0f acquisitions/s, p99 wait %.0f µs (medians of rounds; this JVM /"
-                            + " the other: %.0f / %.0f per round)%n", side.getKey(),
+            System.out.printf(Locale.ROOT, "  %-8s %.0f acquisitions/s, p99 wait %.0f µs (medians of rounds; acquisitions per"
+                            + " window, this JVM / the other: %.0f / %.0f)%n", side.getKey(),
                     InterleavedRounds.median(r.stream().mapToDouble(x -> x[0]).toArray()),
                     InterleavedRounds.median(r.stream().mapToDouble(x -> x[1]).toArray()),
                     InterleavedRounds.median(r.stream().mapToDouble(x -> x[2]).toArray()),

@@ -48,7 +48,7 @@ public final class ZooKeeperInterleaved {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
         try (ZooKeeperServer server = ZooKeeperServer.start()) {
             run(server, rounds, BLOCK, BLOCKS).print("zookeeper acquire+release", "kanuki", "raw", "kanukiTry", "raw",
-                    "kanuki", "curator", "curatorOps", "raw");
+                    "kanuki", "curator", "raw", "curator", "curatorOps", "raw");
         }
     }
 
