@@ -20,7 +20,7 @@ import java.util.List;
 /**
  * Uncontended acquire + release on etcd, four sides taking turns in one JVM on one server started
  * by the test kit ({@link InterleavedRounds}: each round opens new clients; blocks of
- * {@value #BLOCK} operations, {@value #BLOCKS} times per round; medians of per-round ratios):
+ * {@value InterleavedRounds#BLOCK} operations, {@value InterleavedRounds#BLOCKS} times per round; medians of per-round ratios):
  *
  * <ul>
  *   <li>{@code kanuki}: {@code etcd://} {@code acquire(5s)} + {@code close()};
@@ -40,10 +40,6 @@ import java.util.List;
  * </pre>
  */
 public final class EtcdInterleaved {
-    private static final int BLOCK = 2;
-    private static final int BLOCKS = 40;
-    private static final int WARM_ROUNDS = 3;
-
     private EtcdInterleaved() {
     }
 
@@ -52,9 +48,8 @@ public final class EtcdInterleaved {
      * @throws Exception when etcd is missing or a side fails
      */
     public static void main(String[] args) throws Exception {
-        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
         try (EtcdServer server = EtcdServer.start()) {
-            run(server, rounds, BLOCK, BLOCKS).print("etcd acquire+release", "kanuki", "raw", "kanukiTry", "raw",
+            run(server, InterleavedRounds.rounds(args), InterleavedRounds.BLOCK, InterleavedRounds.BLOCKS).print("etcd acquire+release", "kanuki", "raw", "kanukiTry", "raw",
                     "same", "raw", "kanuki", "same");
         }
     }
@@ -89,22 +84,14 @@ public final class EtcdInterleaved {
                         kv.txn().If(new Cmp(sameKey, Cmp.Op.EQUAL, CmpTarget.createRevision(token)))
                                 .Then(Op.delete(sameKey, DeleteOption.DEFAULT)).commit().get();
                     }));
-            return new InterleavedRounds.Round() {
-                @Override
-                public List<InterleavedRounds.Side> sides() {
-                    return sides;
+            return InterleavedRounds.Round.of(sides, () -> {
+                try (client) {
+                    client.getLeaseClient().revoke(lease).get();
+                } finally {
+                    provider.close();
                 }
-
-                @Override
-                public void close() throws Exception {
-                    try (client) {
-                        client.getLeaseClient().revoke(lease).get();
-                    } finally {
-                        provider.close();
-                    }
-                }
-            };
-        }, WARM_ROUNDS, rounds, block, blocks);
+            });
+        }, InterleavedRounds.WARM_ROUNDS, rounds, block, blocks);
     }
 
     private static void check(TxnResponse r) {

@@ -12,7 +12,19 @@ import java.util.Locale;
  * rounds are warm-up and are dropped; ratios are taken within each round, then the median.
  */
 final class InterleavedRounds {
+    /** Warm-up rounds, dropped. */
+    static final int WARM_ROUNDS = 3;
+    /** Operations per block, for operations of a millisecond or so (a server's write). */
+    static final int BLOCK = 2;
+    /** Blocks of each side per round. */
+    static final int BLOCKS = 40;
+
     private InterleavedRounds() {
+    }
+
+    /** @return the measured rounds a benchmark's {@code main} was given, or 10 */
+    static int rounds(String[] args) {
+        return args.length > 0 ? Integer.parseInt(args[0]) : 10;
     }
 
     /** One operation of a side (e.g. one acquire + release). */
@@ -27,6 +39,21 @@ final class InterleavedRounds {
     /** One round's sides, closed when the round ends. */
     interface Round extends AutoCloseable {
         List<Side> sides();
+
+        /** @return a round of these sides whose {@code close} is {@code closer}'s */
+        static Round of(List<Side> sides, AutoCloseable closer) {
+            return new Round() {
+                @Override
+                public List<Side> sides() {
+                    return sides;
+                }
+
+                @Override
+                public void close() throws Exception {
+                    closer.close();
+                }
+            };
+        }
     }
 
     /** Opens one round's sides. */

@@ -13,7 +13,7 @@ import org.apache.zookeeper.data.Stat;
 /**
  * Uncontended acquire + release on ZooKeeper, five sides taking turns in one JVM on one server
  * started by the test kit ({@link InterleavedRounds}: each round opens new clients, so new
- * sessions and connections; blocks of {@value #BLOCK} operations, {@value #BLOCKS} times per
+ * sessions and connections; blocks of {@value InterleavedRounds#BLOCK} operations, {@value InterleavedRounds#BLOCKS} times per
  * round; medians of per-round ratios):
  *
  * <ul>
@@ -33,10 +33,6 @@ import org.apache.zookeeper.data.Stat;
  * </pre>
  */
 public final class ZooKeeperInterleaved {
-    private static final int BLOCK = 2;
-    private static final int BLOCKS = 40;
-    private static final int WARM_ROUNDS = 3;
-
     private ZooKeeperInterleaved() {
     }
 
@@ -45,9 +41,8 @@ public final class ZooKeeperInterleaved {
      * @throws Exception when ZooKeeper is missing or a side fails
      */
     public static void main(String[] args) throws Exception {
-        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
         try (ZooKeeperServer server = ZooKeeperServer.start()) {
-            run(server, rounds, BLOCK, BLOCKS).print("zookeeper acquire+release", "kanuki", "raw", "kanukiTry", "raw",
+            run(server, InterleavedRounds.rounds(args), InterleavedRounds.BLOCK, InterleavedRounds.BLOCKS).print("zookeeper acquire+release", "kanuki", "raw", "kanukiTry", "raw",
                     "kanuki", "curator", "raw", "curator", "curatorOps", "raw");
         }
     }
@@ -79,20 +74,12 @@ public final class ZooKeeperInterleaved {
                         }
                         mutex.release();
                     }));
-            return new InterleavedRounds.Round() {
-                @Override
-                public List<InterleavedRounds.Side> sides() {
-                    return sides;
+            return InterleavedRounds.Round.of(sides, () -> {
+                try (raw) {
+                    curator.close();
+                    provider.close();
                 }
-
-                @Override
-                public void close() throws Exception {
-                    try (raw) {
-                        curator.close();
-                        provider.close();
-                    }
-                }
-            };
-        }, WARM_ROUNDS, rounds, block, blocks);
+            });
+        }, InterleavedRounds.WARM_ROUNDS, rounds, block, blocks);
     }
 }

@@ -2,10 +2,8 @@ package dev.kanuki.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.kanuki.testkit.EtcdServer;
-import dev.kanuki.testkit.MissingServerException;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -21,14 +19,7 @@ class EtcdBenchSmokeTest {
     @Test
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
     void uncontendedSides() throws Exception {
-        EtcdServer server;
-        try {
-            server = EtcdServer.start();
-        } catch (MissingServerException e) {
-            assumeTrue(false, e.getMessage());
-            return;
-        }
-        try (server) {
+        try (EtcdServer server = BenchServers.startOrSkip(EtcdServer::start)) {
             InterleavedRounds.Results results = EtcdInterleaved.run(server, 1, 1, 2);
             assertEquals(List.of("kanuki", "kanukiTry", "raw", "same"), results.names());
             for (String side : results.names()) {

@@ -2,9 +2,7 @@ package dev.kanuki.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.kanuki.testkit.MissingServerException;
 import dev.kanuki.testkit.ZooKeeperServer;
 import java.util.List;
 import java.util.Map;
@@ -24,11 +22,7 @@ class ZooKeeperBenchSmokeTest {
 
     @BeforeAll
     static void start() {
-        try {
-            server = ZooKeeperServer.start();
-        } catch (MissingServerException e) {
-            assumeTrue(false, e.getMessage());
-        }
+        server = BenchServers.startOrSkip(ZooKeeperServer::start);
     }
 
     @AfterAll
