@@ -57,6 +57,9 @@ interface HandoffParty extends AutoCloseable {
                 if (kind.startsWith(PG_ADVISORY_PREFIX)) {
                     yield new PgAdvisoryParty(kind.substring(PG_ADVISORY_PREFIX.length()));
                 }
+                if (kind.startsWith(ZooKeeperByHand.RAW_PREFIX) || kind.startsWith(ZooKeeperByHand.CURATOR_PREFIX)) {
+                    yield ZooKeeperHandoff.party(kind);
+                }
                 throw new IllegalArgumentException("unknown handoff kind: " + kind);
             }
         };
