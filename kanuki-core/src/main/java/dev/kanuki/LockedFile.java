@@ -185,6 +185,7 @@ public final class LockedFile {
                 newest = head.content();
                 continue;
             }
+            step(Step.PUBLISHING); // between the check above and the rename: the case the class comment names
             replacePlain(newest);
             step(Step.PUBLISHED);
             FileVersions.Version after = versions.head();
@@ -226,7 +227,7 @@ public final class LockedFile {
     }
 
     /** The steps of an update, for tests that pause a holder at each. */
-    enum Step { READ, TRANSFORMED, WRITTEN, VERIFIED, COMMITTED, PUBLISHED }
+    enum Step { READ, TRANSFORMED, WRITTEN, VERIFIED, COMMITTED, PUBLISHING, PUBLISHED }
 
     /** Called at each step of an update; tests in this package set it to pause a holder. */
     static volatile java.util.function.Consumer<Step> stepHook;
