@@ -285,8 +285,8 @@ class FaultSuiteTest {
         String time = times.length == 0 ? "" : ", " + (times.length == 1 ? times[0] + " ms"
                 : "median " + times[times.length / 2] + " ms, max " + times[times.length - 1] + " ms");
         String note = "N" + (notes.size() + 1);
-        notes.add("- " + note + " (" + where + ", " + worst.verdict().words + "): " + FileFaults.shorten(worst.detail()).replace("…", "")
-                + (worst.detail().length() > 110 ? "…" : ""));
+        notes.add("- " + note + " (" + where + ", " + worst.verdict().words + "): "
+                + FileFaults.shorten(worst.detail().replace(work.toString(), "WORK"), 600));
         return (worst.verdict() == Outcome.Verdict.HELD ? "held" : worst.verdict() == Outcome.Verdict.DOCUMENTED
                 ? "**documented**" : "**UNEXPECTED**") + time + " [" + note + "]";
     }

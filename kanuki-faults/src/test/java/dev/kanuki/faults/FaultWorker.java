@@ -45,7 +45,14 @@ public final class FaultWorker {
         log = Path.of(args[3]);
         JdbcFencedResource counter = counter(Path.of(args[2]));
         LockHandle handle;
-        try (LockProvider provider = LockProvider.open(args[0])) {
+        LockProvider opened;
+        try {
+            opened = LockProvider.open(args[0]);
+        } catch (RuntimeException e) {
+            say("FAILED " + e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).replace('\n', ' '));
+            return;
+        }
+        try (LockProvider provider = opened) {
             say("ACQUIRING");
             try {
                 handle = provider.lock(args[1]).acquire(Duration.ofSeconds(60));

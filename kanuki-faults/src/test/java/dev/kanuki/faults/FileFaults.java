@@ -51,7 +51,6 @@ final class FileFaults {
     static Outcome secondChannel(Trial t) throws Exception {
         Worker holder = t.holder(t.uri());
         Worker waiter = t.waiters(1, t.uri()).get(0);
-        holder.inc(Trial.ANSWER);
         long at = t.mark(FaultSuiteTest.CHANNEL);
         List<Path> files = regularFiles(t.dir().resolve("locks"));
         for (Path f : files) {
@@ -79,7 +78,6 @@ final class FileFaults {
     static Outcome clockStep(Trial t) throws Exception {
         Worker holder = t.holder(t.uri());
         Worker waiter = t.waiters(1, t.uri()).get(0);
-        holder.inc(Trial.ANSWER);
         long at = t.mark(FaultSuiteTest.CLOCK);
         int rewritten = backdateRecords(t.dir().resolve("locks"), holder.pid(), System.currentTimeMillis() - 60_000);
         if (rewritten == 0) {
@@ -94,7 +92,7 @@ final class FileFaults {
         String w = waiter.inc(Trial.ANSWER);
         String h = holder.inc(Trial.ANSWER);
         boolean told = Trial.until(Target.LEASE.plus(Target.SLACK), holder::lost);
-        if (!"INC 2".equals(w) || !"REFUSED".equals(h) || !told) {
+        if (!"INC 1".equals(w) || !"REFUSED".equals(h) || !told) {
             return Outcome.unexpected(ms, "after the clock step: waiter " + w + ", old holder " + h + ", old holder told: " + told);
         }
         return t.judge(FaultSuiteTest.CLOCK, ms, "taken " + ms + " ms after the step; old holder told, its write refused");
@@ -337,7 +335,7 @@ final class FileFaults {
                 h.verify();
                 return (System.nanoTime() - start) / 1_000_000 + " ms";
             } catch (LockBackendException e) {
-                return "refused (" + shorten(e.getMessage()) + ")";
+                return "refused (" + shorten(e.getMessage().replace(locks.toString(), "DIR"), 70) + ")";
             } catch (dev.kanuki.LockTimeoutException e) {
                 return "!" + what + " blocked the lock for " + bound.toMillis() + " ms without an error";
             } catch (RuntimeException e) {
@@ -451,7 +449,11 @@ final class FileFaults {
     }
 
     static String shorten(String s) {
+        return shorten(s, 110);
+    }
+
+    static String shorten(String s, int max) {
         String one = String.valueOf(s).replace('\n', ' ').replace('|', '/');
-        return one.length() > 110 ? one.substring(0, 110) + "…" : one;
+        return one.length() > max ? one.substring(0, max) + "…" : one;
     }
 }

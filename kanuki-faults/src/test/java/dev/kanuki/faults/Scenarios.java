@@ -182,7 +182,6 @@ final class Scenarios {
     static Outcome serverFault(Trial t, String fault, String holderUri, Fault inject) throws Exception {
         Worker holder = t.holder(holderUri);
         Worker waiter = t.waiters(1, t.uri()).get(0);
-        holder.inc(Trial.ANSWER);
         long at = t.mark(fault);
         inject.inject();
         long injected = t.mark("fault over");
@@ -237,7 +236,6 @@ final class Scenarios {
     static Outcome evicted(Trial t, Filler filler) throws Exception {
         Worker holder = t.holder(t.uri());
         Worker waiter = t.waiters(1, t.uri()).get(0);
-        holder.inc(Trial.ANSWER);
         long at = t.mark(FaultSuiteTest.EVICTION);
         for (int round = 0; round < 8 && !waiter.holds(); round++) {
             filler.fill();
@@ -251,7 +249,7 @@ final class Scenarios {
         String w = waiter.inc(Trial.ANSWER);
         String h = holder.inc(Trial.ANSWER);
         boolean told = Trial.until(Target.LEASE.plus(Target.SLACK), holder::lost);
-        if (!"INC 2".equals(w) || !"REFUSED".equals(h) || !told) {
+        if (!"INC 1".equals(w) || !"REFUSED".equals(h) || !told) {
             return judgeOr(t, FaultSuiteTest.EVICTION, ms, "after the eviction: waiter " + w + ", old holder " + h
                     + ", old holder told lost(): " + told);
         }
