@@ -54,7 +54,7 @@ final class LeaseWatchdog {
 
     synchronized void ensureRunning() {
         if (task == null) {
-            long period = Math.max(TimeUnit.MILLISECONDS.toNanos(10), intervalNanos / 4);
+            long period = tickNanos();
             task = EngineExecutors.timer().scheduleWithFixedDelay(
                     () -> {
                         if (ttl) {
@@ -67,6 +67,11 @@ final class LeaseWatchdog {
         }
     }
 
+    /** @return the timer's period: a quarter of the renewal interval, at least 10 ms */
+    private long tickNanos() {
+        return Math.max(TimeUnit.MILLISECONDS.toNanos(10), intervalNanos / 4);
+    }
+
     synchronized void stop() {
         if (task != null) {
             task.cancel(false);
@@ -75,12 +80,15 @@ final class LeaseWatchdog {
     }
 
     /**
-     * Runs on the timer, not behind a hanging check: a ttl lock whose lease ran out since its last
-     * confirmed renewal was sent is lost, whatever the renewal in flight will answer.
+     * Runs on the timer, not behind a hanging check: a ttl lock whose lease runs out before the
+     * next tick, counted from when its last confirmed renewal was sent, is lost, whatever the
+     * renewal in flight will answer.
      */
     private void loseOverdue() {
         try {
-            long now = System.nanoTime();
+            // One tick early: the next tick could come a whole period after the lease ran out, and
+            // a server that counts the lease from when it got the renewal may expire it exactly then.
+            long now = System.nanoTime() + tickNanos();
             for (EngineHandle handle : provider.liveHandles()) {
                 if (handle.isHeld() && now - handle.lastConfirmedNanos >= leaseNanos) {
                     handle.markLost(new LockLostException(handle.name(), "its lease ran out before a renewal was "

@@ -130,7 +130,9 @@ class FaultSuiteTest {
             }
             targets.add(t);
         }
-        targets.add(Target.files("sqlite", LeaseKind.SESSION, Duration.ZERO, dir -> "sqlite:" + dir.resolve("locks.db")));
+        targets.add(Target.files("sqlite", LeaseKind.SESSION, Duration.ZERO, dir -> "sqlite:" + dir)
+                .documents(CHANNEL, "sql.md, 'SQLite and descriptors': the lock is SQLite's POSIX lock on the "
+                        + "database file; closing any descriptor of it in the holder's process drops it"));
         targets.add(Target.server("postgresql", LeaseKind.SESSION, Duration.ZERO, PostgresServer::shared,
                 pg -> pg.kanukiUri(pg.createDatabase("faults")))
                 .documents(RESET, "sql.md, 'A lock taken away behind its holder': the server ends the reset session "

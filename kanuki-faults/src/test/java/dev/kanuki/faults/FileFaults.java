@@ -385,23 +385,51 @@ final class FileFaults {
         return count;
     }
 
-    /** K1 id pid acquired-ms lease-until-ms host name [token] crc32c: lines of {@code pid} get {@code leaseUntil}. */
+    /**
+     * Lines of {@code pid} get {@code leaseUntil}: records {@code K1 id pid acquired-ms lease-until-ms
+     * host name [token] crc32c}, and in a queue file its arrival line {@code A <record> crc32c} and
+     * renewal lines {@code N id lease-until crc32c}.
+     */
     static String backdate(String text, long pid, long leaseUntil) {
-        StringBuilder out = new StringBuilder();
-        for (String line : text.split("(?<=\n)", -1)) {
-            String body = line.endsWith("\n") ? line.substring(0, line.length() - 1) : line;
-            String[] f = body.split(" ");
-            if (f.length >= 8 && f[0].equals("K1") && f[2].equals(Long.toString(pid)) && f[4].length() == 13) {
-                f[4] = Long.toString(leaseUntil);
-                String head = String.join(" ", Arrays.copyOf(f, f.length - 1));
-                CRC32C crc = new CRC32C();
-                byte[] bytes = head.getBytes(StandardCharsets.UTF_8);
-                crc.update(bytes, 0, bytes.length);
-                body = head + " " + HexFormat.of().toHexDigits((int) crc.getValue());
+        String[] lines = text.split("(?<=\n)", -1);
+        java.util.Set<String> ids = new java.util.HashSet<>();
+        for (String line : lines) {
+            String[] f = line.strip().split(" ");
+            if (f.length >= 9 && f[0].equals("A") && f[3].equals(Long.toString(pid))) {
+                ids.add(f[2]);
             }
-            out.append(body).append(line.endsWith("\n") ? "\n" : "");
+        }
+        StringBuilder out = new StringBuilder();
+        for (String line : lines) {
+            boolean nl = line.endsWith("\n");
+            String body = nl ? line.substring(0, line.length() - 1) : line;
+            String[] f = body.split(" ");
+            if (f.length >= 8 && f[0].equals("K1")) {
+                body = record(f, pid, leaseUntil);
+            } else if (f.length >= 9 && f[0].equals("A") && ids.contains(f[2])) {
+                String inner = record(Arrays.copyOfRange(f, 1, f.length - 1), pid, leaseUntil);
+                body = withCrc("A " + inner);
+            } else if (f.length == 4 && f[0].equals("N") && ids.contains(f[1]) && f[2].length() == 13) {
+                body = withCrc("N " + f[1] + " " + leaseUntil);
+            }
+            out.append(body).append(nl ? "\n" : "");
         }
         return out.toString();
+    }
+
+    private static String record(String[] f, long pid, long leaseUntil) {
+        if (!f[2].equals(Long.toString(pid)) || f[4].length() != 13) {
+            return String.join(" ", f);
+        }
+        f[4] = Long.toString(leaseUntil);
+        return withCrc(String.join(" ", Arrays.copyOf(f, f.length - 1)));
+    }
+
+    private static String withCrc(String head) {
+        CRC32C crc = new CRC32C();
+        byte[] bytes = head.getBytes(StandardCharsets.UTF_8);
+        crc.update(bytes, 0, bytes.length);
+        return head + " " + HexFormat.of().toHexDigits((int) crc.getValue());
     }
 
     static List<Path> regularFiles(Path dir) throws IOException {

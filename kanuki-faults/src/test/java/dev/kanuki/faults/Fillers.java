@@ -22,7 +22,7 @@ final class Fillers {
             for (int i = 0; i < 200; i++) {
                 String key = "kanuki.faults.fill." + (next++);
                 batch.writeBytes(("set " + key + " 0 0 " + size + " noreply\r\n" + value + "\r\n"
-                        + "mg " + key + " q\r\nmg " + key + " q\r\n").getBytes(StandardCharsets.US_ASCII));
+                        + "mg " + key + " v q\r\nmg " + key + " v q\r\n").getBytes(StandardCharsets.US_ASCII));
             }
         }
         batch.writeBytes("mn\r\n".getBytes(StandardCharsets.US_ASCII));

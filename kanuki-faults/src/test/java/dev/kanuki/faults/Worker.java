@@ -132,6 +132,11 @@ final class Worker implements AutoCloseable {
         return ended();
     }
 
+    /** Asks it to release, without waiting. */
+    void releaseAsync() {
+        in.println("release");
+    }
+
     void signal(String name) throws IOException, InterruptedException {
         new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start().waitFor(10, TimeUnit.SECONDS);
     }
