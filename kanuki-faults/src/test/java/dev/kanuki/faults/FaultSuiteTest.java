@@ -231,8 +231,18 @@ class FaultSuiteTest {
                 long start = System.nanoTime();
                 Outcome outcome;
                 try {
-                    Files.createDirectories(dir);
-                    outcome = column.runner().run(target, dir, lock);
+                    outcome = null;
+                    for (int attempt = 0; outcome == null; attempt++) {
+                        Path attemptDir = Files.createDirectories(attempt == 0 ? dir : dir.resolveSibling(dir.getFileName() + "-retry" + attempt));
+                        try {
+                            outcome = column.runner().run(target, attemptDir, lock + (attempt == 0 ? "" : "-retry" + attempt));
+                        } catch (Trial.Retry retry) {
+                            if (attempt == 2) {
+                                outcome = Outcome.unexpected(-1, "three attempts spoiled: " + retry.getMessage());
+                            }
+                            System.out.printf("[faults] %s %s: retrying: %s%n", target.name(), column.name(), retry.getMessage());
+                        }
+                    }
                 } catch (Exception | AssertionError e) {
                     outcome = Outcome.unexpected(-1, "the scenario failed: " + e);
                 }

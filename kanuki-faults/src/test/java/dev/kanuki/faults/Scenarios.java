@@ -246,13 +246,14 @@ final class Scenarios {
         Worker holder = t.holder(t.uri());
         Worker waiter = t.waiters(1, t.uri()).get(0);
         long at = t.mark(FaultSuiteTest.EVICTION);
-        for (int round = 0; round < 60 && !waiter.holds(); round++) {
+        long giveUp = System.nanoTime() + Duration.ofSeconds(25).toNanos();
+        for (int round = 0; round < 200 && !waiter.holds() && System.nanoTime() < giveUp; round++) {
             filler.fill();
-            Trial.until(Duration.ofMillis(100), waiter::holds);
+            Trial.until(Duration.ofMillis(20), waiter::holds);
         }
         if (!waiter.holds()) {
             holder.release(Trial.ANSWER);
-            return t.judge(FaultSuiteTest.EVICTION, -1, "the lock's key was never evicted (the holder's renewals keep it recent)");
+            return t.judge(FaultSuiteTest.EVICTION, -1, "not reproduced: 25 s of filling never evicted the held lock's item (each renewal touches it)");
         }
         long ms = (t.enteredAt(waiter.token()) - at) / 1_000_000;
         String w = waiter.inc(Trial.ANSWER);
