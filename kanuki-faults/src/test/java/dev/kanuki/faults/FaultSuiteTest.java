@@ -130,17 +130,17 @@ class FaultSuiteTest {
             }
             targets.add(t);
         }
+        String sqlReset = "sql.md, 'A lock taken away behind its holder': the server ends the reset session "
+                + "and frees the lock at once; the holder's lost() completes within about a second";
         targets.add(Target.files("sqlite", LeaseKind.SESSION, Duration.ZERO, dir -> "sqlite:" + dir)
                 .documents(CHANNEL, "sql.md, 'SQLite and descriptors': the lock is SQLite's POSIX lock on the "
                         + "database file; closing any descriptor of it in the holder's process drops it"));
         targets.add(Target.server("postgresql", LeaseKind.SESSION, Duration.ZERO, PostgresServer::shared,
                 pg -> pg.kanukiUri(pg.createDatabase("faults")))
-                .documents(RESET, "sql.md, 'A lock taken away behind its holder': the server ends the reset session "
-                        + "and frees the lock at once; the holder's lost() completes within about a second"));
+                .documents(RESET, sqlReset));
         targets.add(Target.server("mariadb", LeaseKind.SESSION, Duration.ZERO, MariaDbServer::shared,
                 db -> db.kanukiUri(db.createDatabase("faults")))
-                .documents(RESET, "sql.md, 'A lock taken away behind its holder': the server ends the reset session "
-                        + "and frees the lock at once; the holder's lost() completes within about a second"));
+                .documents(RESET, sqlReset));
         targets.add(Target.server("redis", LeaseKind.TTL, Target.LEASE, RedisServer::shared, r -> r.kanukiUri() + "?" + lease)
                 .documents(PAUSE, "redis.md: " + paused)
                 .documents(RESTART, "redis.md: a restart without persistence forgets every lock; holders learn it "
@@ -270,7 +270,7 @@ class FaultSuiteTest {
             }
             md.append('\n');
         }
-        md.append("\nCells: held / violated as documented / VIOLATED UNEXPECTEDLY: ")
+        md.append("\nCells held / violated as documented / VIOLATED UNEXPECTEDLY: ")
                 .append(counts[Outcome.Verdict.HELD.ordinal()]).append(" / ")
                 .append(counts[Outcome.Verdict.DOCUMENTED.ordinal()]).append(" / ")
                 .append(counts[Outcome.Verdict.UNEXPECTED.ordinal()]).append(" (n/a: ")
@@ -282,6 +282,9 @@ class FaultSuiteTest {
         Path out = Path.of("target", "fault-table.md");
         Files.createDirectories(out.getParent());
         Files.writeString(out, md.toString());
+        if (counts[Outcome.Verdict.UNEXPECTED.ordinal()] == 0 && work != null) {
+            FileFaults.deleteRecursively(work); // kept when something broke: the worker logs are there
+        }
     }
 
     private static String cell(List<Outcome> outcomes, String where, List<String> notes, int[] counts) {
