@@ -19,7 +19,12 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>ttl leases are renewed every third of the lease, so two renewals can fail before the
- *       lease runs out; a lease that could not be renewed before it ran out is lost.</li>
+ *       lease runs out; a lease that could not be renewed before it ran out is lost. The lease
+ *       counts from when the last confirmed renewal was <em>sent</em>, and a renewal that hangs
+ *       (a stalled connection, a frozen server) does not hold the loss back: every timer tick
+ *       reports lost the ttl locks whose lease ran out unconfirmed, while the check still waits.
+ *       Otherwise another process could take the lock once the server lets it expire while
+ *       this holder still believes it holds it.</li>
  *   <li>session leases are verified every {@link #SESSION_CHECK_NANOS}: that catches a lock
  *       file removed or replaced, or a connection that died.</li>
  * </ul>
@@ -49,9 +54,12 @@ final class LeaseWatchdog {
 
     synchronized void ensureRunning() {
         if (task == null) {
-            long period = Math.max(TimeUnit.MILLISECONDS.toNanos(10), intervalNanos / 4);
+            long period = tickNanos();
             task = EngineExecutors.timer().scheduleWithFixedDelay(
                     () -> {
+                        if (ttl) {
+                            loseOverdue();
+                        }
                         if (ticking.compareAndSet(false, true)) {
                             EngineExecutors.checkers().execute(this::tick);
                         }
@@ -59,10 +67,36 @@ final class LeaseWatchdog {
         }
     }
 
+    /** @return the timer's period: a quarter of the renewal interval, at least 10 ms */
+    private long tickNanos() {
+        return Math.max(TimeUnit.MILLISECONDS.toNanos(10), intervalNanos / 4);
+    }
+
     synchronized void stop() {
         if (task != null) {
             task.cancel(false);
             task = null;
+        }
+    }
+
+    /**
+     * Runs on the timer, not behind a hanging check: a ttl lock whose lease runs out before the
+     * next tick, counted from when its last confirmed renewal was sent, is lost, whatever the
+     * renewal in flight will answer.
+     */
+    private void loseOverdue() {
+        try {
+            // One tick early: the next tick could come a whole period after the lease ran out, and
+            // a server that counts the lease from when it got the renewal may expire it exactly then.
+            long now = System.nanoTime() + tickNanos();
+            for (EngineHandle handle : provider.liveHandles()) {
+                if (handle.isHeld() && now - handle.lastConfirmedNanos >= leaseNanos) {
+                    handle.markLost(new LockLostException(handle.name(), "its lease ran out before a renewal was "
+                            + "confirmed (the backend did not answer in time); another holder may have it now", null));
+                }
+            }
+        } catch (RuntimeException e) {
+            log.warn("lease watchdog deadline check failed", e);
         }
     }
 
@@ -126,11 +160,11 @@ final class LeaseWatchdog {
     private void check(List<EngineHandle> group, long now) {
         EngineHandle handle = group.get(0);
         try {
+            long sent = System.nanoTime(); // the renewed lease counts from here: the server got it no earlier
             boolean held = ttl ? provider.backend.renew(handle.grant, provider.lease)
                     : provider.backend.verify(handle.grant);
             if (held) {
-                long confirmed = System.nanoTime();
-                group.forEach(h -> h.lastConfirmedNanos = confirmed);
+                group.forEach(h -> h.lastConfirmedNanos = sent);
             } else {
                 lose(group, ttl ? "its lease could not be renewed: it ran out or another holder took over"
                         : "the backend no longer records this holder", null);

@@ -113,4 +113,76 @@ class LeaseWatchdogTest {
             handles.forEach(LockHandle::close);
         }
     }
+
+    /** A ttl backend whose renewals hang, as on a stalled connection: the first renewal never answers. */
+    static final class HangingRenewals implements LockBackend {
+        private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
+        private final AtomicLong tokens = new AtomicLong();
+
+        @Override
+        public Capabilities capabilities() {
+            return Capabilities.builder(LeaseKind.TTL).build();
+        }
+
+        @Override
+        public String scope() {
+            return "hanging-renewals:" + System.identityHashCode(this);
+        }
+
+        @Override
+        public Optional<Grant> tryAcquire(LockRequest request) {
+            long token = tokens.incrementAndGet();
+            return Optional.of(() -> token);
+        }
+
+        @Override
+        public boolean renew(Grant grant, Duration lease) {
+            try {
+                closed.await(); // the connection is stalled: no answer, no error, until the provider closes
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return true;
+        }
+
+        @Override
+        public void release(Grant grant) {
+        }
+
+        @Override
+        public boolean verify(Grant grant) {
+            return true;
+        }
+
+        @Override
+        public LockStatus status(String name) {
+            return new LockStatus(name, LockStatus.State.UNKNOWN, Optional.empty(), -1);
+        }
+
+        @Override
+        public void close() {
+            closed.countDown();
+        }
+    }
+
+    /**
+     * Found by the fault suite (a Redis holder's connection stalled by a proxy): a renewal that
+     * hangs must not hold back the loss. The lease runs out on the server, another process takes
+     * the lock, and the holder must have been told by then, not when the hanging call gives up.
+     */
+    @Test
+    @Timeout(60)
+    void aLeaseWhoseRenewalHangsIsLostWhenItRunsOut() throws Exception {
+        HangingRenewals backend = new HangingRenewals();
+        try (LockProvider provider = EngineLockProvider.open("test:hanging-renewals?lease=600ms", backend)) {
+            long start = System.nanoTime();
+            LockHandle handle = provider.lock("stalled").tryAcquire().orElseThrow();
+            LockLostException lost = handle.lost().get(30, TimeUnit.SECONDS);
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms >= 500, "lost long before its lease ran out: " + ms + " ms"); // one timer tick (50 ms) early at most
+            assertTrue(lost.getMessage().contains("lease ran out before a renewal was confirmed"), lost.getMessage());
+            assertTrue(!handle.isHeld());
+            handle.close();
+        }
+    }
 }

@@ -4,122 +4,305 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import dev.kanuki.LeaseKind;
 import dev.kanuki.testkit.EtcdServer;
-import dev.kanuki.testkit.MemcachedServer;
 import dev.kanuki.testkit.MariaDbServer;
+import dev.kanuki.testkit.MemcachedServer;
 import dev.kanuki.testkit.PostgresServer;
 import dev.kanuki.testkit.RedisServer;
 import dev.kanuki.testkit.ZooKeeperServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * The fault suite: every backend × every fault, with real worker processes and a fenced resource
- * as the referee; prints the table (and writes {@code target/fault-table.md}). An unexpected
- * violation fails the build. Bounded mode (one round) runs with the test suite; for a soak run:
+ * The fault suite: every backend × every fault, with real worker processes, a referee log of
+ * their critical sections and a fenced counter; prints the table (and writes
+ * {@code target/fault-table.md}). An unexpected violation fails the build. The targets run in
+ * parallel lanes (one lane per backend: its faults one after the other, since some restart its
+ * server). Bounded mode (one round) runs with the test suite; a soak run:
  * {@code mvn -pl kanuki-faults -am verify -Dtest=FaultSuiteTest -Dkanuki.faults.rounds=20
- * -Dsurefire.failIfNoSpecifiedTests=false}.
+ * -Dsurefire.failIfNoSpecifiedTests=false}; {@code -Dkanuki.faults.lanes=N} sets the parallelism,
+ * {@code -Dkanuki.faults.only=redis,file:os} runs some targets only.
  */
 class FaultSuiteTest {
+    static final String KILL = "SIGKILL of the holder";
+    static final String KILL_ACQUIRING = "SIGKILL mid-acquisition";
+    static final String PAUSE = "SIGSTOP of the holder past its lease";
+    static final String RESTART = "server crash + restart";
+    static final String SERVER_PAUSE = "server SIGSTOP past a lease, SIGCONT";
+    static final String STALL = "holder's connection stalled (proxy)";
+    static final String RESET = "holder's connection reset (proxy)";
+    static final String EVICTION = "eviction";
+    static final String CHANNEL = "another channel closed in the holder's JVM";
+    static final String CORRUPT = "corrupted artefacts";
+    static final String LINKS = "planted symlink / hard link";
+    static final String PERMISSION = "permission denied";
+    static final String DISK_FULL = "disk full (tmpfs)";
+    static final String CLOCK = "clock step (faked)";
+    static final String NAMES = "hostile names";
+
     private static final int ROUNDS = Integer.getInteger("kanuki.faults.rounds", 1);
-    private static final Map<String, Map<String, List<Outcome>>> TABLE = new LinkedHashMap<>();
-    private static final List<String> SCENARIOS = List.of("SIGKILL of the holder", "SIGSTOP of the holder past its lease");
+    private static final int LANES = Integer.getInteger("kanuki.faults.lanes", 4);
+    private static final Map<String, Map<String, List<Outcome>>> TABLE = new ConcurrentHashMap<>();
+    private static final List<Column> COLUMNS = new ArrayList<>();
+    private static final List<Target> TARGETS = new ArrayList<>();
+    private static final long STARTED = System.nanoTime();
     private static Path work;
 
-    /** Every backend in the suite; a new one joins with one line. */
-    static List<Target> targets() throws IOException {
-        work = Files.createTempDirectory("kanuki-faults-");
+    /** One fault: where it applies, why not elsewhere, and its body. */
+    record Column(String name, Predicate<Target> applies, String notApplicable, Runner runner) {
+    }
+
+    /** Runs one cell in its own directory. */
+    @FunctionalInterface
+    interface Runner {
+        Outcome run(Target target, Path dir, String lockName) throws Exception;
+    }
+
+    private static Runner trial(Scenarios.Body body) {
+        return (target, dir, name) -> {
+            Path locks = Files.createDirectories(dir.resolve("locks"));
+            try (Trial t = new Trial(target, target.uri(locks), name, dir)) {
+                return body.run(t);
+            } catch (Trial.Failure e) {
+                return Outcome.unexpected(-1, e.getMessage());
+            }
+        };
+    }
+
+    static {
+        Predicate<Target> all = t -> true;
+        Predicate<Target> servers = t -> !t.isFiles();
+        Predicate<Target> files = Target::isFiles;
+        COLUMNS.add(new Column(KILL, all, "", trial(Scenarios::killedHolder)));
+        COLUMNS.add(new Column(KILL_ACQUIRING, all, "", trial(Scenarios::killedWhileAcquiring)));
+        COLUMNS.add(new Column(PAUSE, all, "", trial(Scenarios::pausedHolder)));
+        COLUMNS.add(new Column(RESTART, servers, "no server", trial(Scenarios::serverRestart)));
+        COLUMNS.add(new Column(SERVER_PAUSE, servers, "no server", trial(Scenarios::serverPaused)));
+        COLUMNS.add(new Column(STALL, servers, "no connection", trial(Scenarios::proxyStall)));
+        COLUMNS.add(new Column(RESET, servers, "no connection", trial(Scenarios::proxyReset)));
+        COLUMNS.add(new Column(EVICTION, t -> t.name().equals("redis") || t.name().equals("memcached"),
+                "nothing evicts", FaultSuiteTest::eviction));
+        COLUMNS.add(new Column(CHANNEL, files, "no lock file", trial(FileFaults::secondChannel)));
+        COLUMNS.add(new Column(CORRUPT, files, "no artefacts on disk", (t, d, n) -> FileFaults.corrupted(t, n, d)));
+        COLUMNS.add(new Column(LINKS, files, "no artefacts on disk", (t, d, n) -> FileFaults.plantedLinks(t, n, d)));
+        COLUMNS.add(new Column(PERMISSION, files, "no artefacts on disk", trial(FileFaults::permissionDenied)));
+        COLUMNS.add(new Column(DISK_FULL, files, "no artefacts on disk", (t, d, n) -> FileFaults.diskFull(t, n, d)));
+        COLUMNS.add(new Column(CLOCK, t -> t.isFileStrategy() && t.ttl(),
+                "session lease, or the lease runs on the server's clock: not fakeable from a test",
+                trial(FileFaults::clockStep)));
+        COLUMNS.add(new Column(NAMES, all, "", (t, d, n) -> FileFaults.hostileNames(t, d)));
+    }
+
+    /** Every backend in the suite; a new one joins with a few lines. */
+    static List<Target> targets() {
+        String lease = "lease=" + Target.LEASE.toMillis() + "ms";
         List<Target> targets = new ArrayList<>();
+        String paused = "its page: a holder paused past its lease loses the lock while it still believes it holds it; "
+                + "it is told at its next renewal, and its fenced write is refused";
         for (String strategy : List.of("os", "mkdir", "symlink", "rename", "create", "queue")) {
-            Path dir = work.resolve("file-" + strategy);
-            targets.add(new Target("file:" + strategy,
-                    () -> "file:" + dir + "?strategy=" + strategy + "&lease=" + Target.LEASE.toMillis() + "ms",
-                    strategy.equals("os") ? LeaseKind.SESSION : LeaseKind.TTL));
+            boolean os = strategy.equals("os");
+            Target t = Target.files("file:" + strategy, os ? LeaseKind.SESSION : LeaseKind.TTL,
+                    os ? Duration.ZERO : Target.LEASE, // ttl: a dead owner on this host is stale at once, else after the lease
+                    dir -> "file:" + dir + "?strategy=" + strategy + "&" + lease);
+            if (os) {
+                t.documents(CHANNEL, "file.md, 'os and descriptors': closing any descriptor of the lock file drops the "
+                        + "process's POSIX lock; other code in the process must not open kanuki's lock files");
+            } else {
+                t.documents(PAUSE, "file.md, 'Process pauses longer than the lease': " + paused)
+                        .documents(CLOCK, "file.md, 'Clocks': leases are wall-clock times in the record; a waiter "
+                                + "whose clock is ahead by more than the lease left breaks a live lock");
+            }
+            targets.add(t);
         }
-        Path sqlite = work.resolve("sqlite");
-        targets.add(new Target("sqlite", () -> "sqlite:" + sqlite, LeaseKind.SESSION));
-        targets.add(new Target("postgresql", () -> {
-            PostgresServer pg = PostgresServer.shared();
-            return pg.kanukiUri(pg.createDatabase("faults")) + "&restartGrace=0";
-        }, LeaseKind.SESSION));
-        targets.add(new Target("mariadb", () -> {
-            MariaDbServer db = MariaDbServer.shared();
-            return db.kanukiUri(db.createDatabase("faults")) + "&restartGrace=0";
-        }, LeaseKind.SESSION));
-        targets.add(new Target("redis", () -> RedisServer.shared().kanukiUri() + "?lease=" + Target.LEASE.toMillis() + "ms",
-                LeaseKind.TTL));
-        targets.add(new Target("etcd", () -> EtcdServer.shared().kanukiUri() + "?lease=" + Target.LEASE.toMillis() + "ms",
-                LeaseKind.TTL));
-        targets.add(new Target("memcached",
-                () -> MemcachedServer.shared().kanukiUri() + "?lease=" + Target.LEASE.toMillis() + "ms", LeaseKind.TTL));
+        String sqlReset = "sql.md, 'A lock taken away behind its holder': the server ends the reset session "
+                + "and frees the lock at once; the holder's lost() completes within about a second";
+        targets.add(Target.files("sqlite", LeaseKind.SESSION, Duration.ZERO, dir -> "sqlite:" + dir)
+                .documents(CHANNEL, "sql.md, 'SQLite and descriptors': the lock is SQLite's POSIX lock on the "
+                        + "database file; closing any descriptor of it in the holder's process drops it"));
+        targets.add(Target.server("postgresql", LeaseKind.SESSION, Duration.ZERO, PostgresServer::shared,
+                pg -> pg.kanukiUri(pg.createDatabase("faults")))
+                .documents(RESET, sqlReset));
+        targets.add(Target.server("mariadb", LeaseKind.SESSION, Duration.ZERO, MariaDbServer::shared,
+                db -> db.kanukiUri(db.createDatabase("faults")))
+                .documents(RESET, sqlReset));
+        targets.add(Target.server("redis", LeaseKind.TTL, Target.LEASE, RedisServer::shared, r -> r.kanukiUri() + "?" + lease)
+                .documents(PAUSE, "redis.md: " + paused)
+                .documents(RESTART, "redis.md: a restart without persistence forgets every lock; holders learn it "
+                        + "at their next renewal; tokens continue above the old ones, so the old holder's write is refused")
+                .documents(EVICTION, "redis.md: a key evicted under maxmemory disappears like a deletion; "
+                        + "use maxmemory-policy noeviction"));
+        targets.add(Target.server("etcd", LeaseKind.TTL, Target.LEASE.plusSeconds(1), EtcdServer::shared,
+                e -> e.kanukiUri() + "?" + lease)
+                .documents(PAUSE, "etcd.md: " + paused));
+        targets.add(Target.server("memcached", LeaseKind.TTL, Target.LEASE.plusSeconds(2), MemcachedServer::shared,
+                m -> m.kanukiUri() + "?" + lease) // the item lives the lease rounded up to whole seconds, plus one
+                .documents(PAUSE, "memcached.md: " + paused)
+                .documents(RESTART, "memcached.md: memcached keeps nothing: a restart forgets every lock; holders "
+                        + "learn it at their next renewal; tokens continue above the old ones (clock floor)")
+                .documents(EVICTION, "memcached.md: mutual exclusion holds 'as long as memcached keeps the item'; "
+                        + "an evicted lock is reported lost at the holder's next renewal"));
         // A ZooKeeper session expires while its holder is stopped, as a lease does: it counts as ttl here.
-        targets.add(new Target("zookeeper",
-                () -> ZooKeeperServer.shared().kanukiUri() + "?session=" + Target.LEASE.toMillis() + "ms", LeaseKind.TTL));
+        targets.add(Target.server("zookeeper", LeaseKind.TTL, Target.LEASE.plusSeconds(1), ZooKeeperServer::shared,
+                z -> z.kanukiUri() + "?session=" + Target.LEASE.toMillis() + "ms")
+                .documents(PAUSE, "zookeeper.md: a stopped client's session expires; " + paused));
+        String only = System.getProperty("kanuki.faults.only", "");
+        if (!only.isBlank()) {
+            List<String> wanted = List.of(only.split(","));
+            targets.removeIf(t -> !wanted.contains(t.name()));
+        }
         return targets;
+    }
+
+    private static Outcome eviction(Target target, Path dir, String name) throws Exception {
+        Path locks = Files.createDirectories(dir.resolve("locks"));
+        String lease = "?lease=" + Target.LEASE.toMillis() + "ms";
+        if (target.name().equals("memcached")) {
+            try (MemcachedServer tiny = MemcachedServer.start(2, false);
+                 Trial t = new Trial(target, tiny.kanukiUri() + lease, name, dir)) {
+                return Scenarios.evicted(t, () -> Fillers.memcached(tiny.host(), tiny.port()));
+            }
+        }
+        try (RedisServer redis = RedisServer.start(); Trial t = new Trial(target, redis.kanukiUri() + lease, name, dir)) {
+            return Scenarios.evicted(t, () -> Fillers.redis(redis.host(), redis.port()));
+        } finally {
+            FileFaults.deleteRecursively(locks);
+        }
     }
 
     @TestFactory
     Stream<DynamicTest> everyBackendUnderEveryFault() throws IOException {
+        work = Files.createTempDirectory("kanuki-faults-");
+        TARGETS.addAll(targets());
+        ExecutorService lanes = Executors.newFixedThreadPool(LANES, r -> {
+            Thread t = new Thread(r, "kanuki-faults-lane");
+            t.setDaemon(true);
+            return t;
+        });
+        AtomicInteger serial = new AtomicInteger();
+        Map<String, CompletableFuture<Void>> done = new LinkedHashMap<>();
+        // the slowest lanes first: servers that take long to start and have the most faults
+        List<Target> order = new ArrayList<>(TARGETS);
+        order.sort((a, b) -> Boolean.compare(a.isFiles(), b.isFiles()));
+        for (Target target : order) {
+            done.put(target.name(), CompletableFuture.runAsync(() -> runLane(target, serial), lanes));
+        }
         List<DynamicTest> tests = new ArrayList<>();
-        int[] serial = {0};
-        for (Target target : targets()) {
-            for (String scenario : SCENARIOS) {
-                tests.add(DynamicTest.dynamicTest(target.name() + " / " + scenario, () -> {
-                    String uri = target.uri().get();
-                    for (int round = 0; round < ROUNDS; round++) {
-                        Path dir = Files.createDirectories(work.resolve("run-" + (serial[0]++)));
-                        String name = "faults/" + scenario.replace(' ', '-') + "/" + round;
-                        Outcome outcome = scenario.startsWith("SIGKILL")
-                                ? Scenarios.killedHolder(target, uri, name, dir)
-                                : Scenarios.pausedHolder(target, uri, name, dir);
-                        TABLE.computeIfAbsent(target.name(), t -> new LinkedHashMap<>())
-                                .computeIfAbsent(scenario, s -> new ArrayList<>()).add(outcome);
+        for (Target target : TARGETS) {
+            tests.add(DynamicTest.dynamicTest(target.name(), () -> {
+                done.get(target.name()).get(30, TimeUnit.MINUTES);
+                for (Column column : COLUMNS) {
+                    for (Outcome outcome : TABLE.get(target.name()).getOrDefault(column.name(), List.of())) {
                         assertNotEquals(Outcome.Verdict.UNEXPECTED, outcome.verdict(),
-                                target.name() + " under " + scenario + ": " + outcome.detail()
-                                        + " (worker logs in " + dir + ")");
+                                target.name() + " under " + column.name() + ": " + outcome.detail() + " (logs under " + work + ")");
                     }
-                }));
+                }
+            }));
+        }
+        return tests.stream().onClose(lanes::shutdown);
+    }
+
+    private static void runLane(Target target, AtomicInteger serial) {
+        Map<String, List<Outcome>> row = TABLE.computeIfAbsent(target.name(), n -> new ConcurrentHashMap<>());
+        for (Column column : COLUMNS) {
+            List<Outcome> outcomes = row.computeIfAbsent(column.name(), c -> new ArrayList<>());
+            if (!column.applies().test(target)) {
+                outcomes.add(Outcome.notApplicable(column.notApplicable()));
+                continue;
+            }
+            for (int round = 0; round < ROUNDS; round++) {
+                Path dir = work.resolve(target.name().replace(':', '-') + "-" + serial.incrementAndGet());
+                String lock = "faults/" + column.name().replaceAll("[^a-zA-Z]+", "-") + "/" + round;
+                long start = System.nanoTime();
+                Outcome outcome;
+                try {
+                    outcome = null;
+                    for (int attempt = 0; outcome == null; attempt++) {
+                        Path attemptDir = Files.createDirectories(attempt == 0 ? dir : dir.resolveSibling(dir.getFileName() + "-retry" + attempt));
+                        try {
+                            outcome = column.runner().run(target, attemptDir, lock + (attempt == 0 ? "" : "-retry" + attempt));
+                        } catch (Trial.Retry retry) {
+                            if (attempt == 2) {
+                                outcome = Outcome.unexpected(-1, "three attempts spoiled: " + retry.getMessage());
+                            }
+                            System.out.printf("[faults] %s %s: retrying: %s%n", target.name(), column.name(), retry.getMessage());
+                        }
+                    }
+                } catch (Exception | AssertionError e) {
+                    outcome = Outcome.unexpected(-1, "the scenario failed: " + e);
+                }
+                outcomes.add(outcome);
+                System.out.printf("[faults %4ds] %-12s %-45s %s (%d ms): %s%n", (System.nanoTime() - STARTED) / 1_000_000_000,
+                        target.name(), column.name(), outcome.verdict().words, (System.nanoTime() - start) / 1_000_000,
+                        outcome.detail());
             }
         }
-        return tests.stream();
     }
 
     @AfterAll
     static void printTable() throws IOException {
         StringBuilder md = new StringBuilder();
-        md.append("| backend | ").append(String.join(" | ", SCENARIOS)).append(" |\n");
-        md.append("| --- |").append(" --- |".repeat(SCENARIOS.size())).append('\n');
-        TABLE.forEach((target, row) -> {
-            md.append("| `").append(target).append("` |");
-            for (String scenario : SCENARIOS) {
-                md.append(' ').append(cell(row.get(scenario))).append(" |");
+        List<String> notes = new ArrayList<>();
+        md.append("| fault |");
+        TARGETS.forEach(t -> md.append(" `").append(t.name()).append("` |"));
+        md.append('\n').append("| --- |").append(" --- |".repeat(TARGETS.size())).append('\n');
+        int[] counts = new int[Outcome.Verdict.values().length];
+        for (Column column : COLUMNS) {
+            md.append("| ").append(column.name()).append(" |");
+            for (Target target : TARGETS) {
+                List<Outcome> outcomes = TABLE.getOrDefault(target.name(), Map.of()).get(column.name());
+                md.append(' ').append(cell(outcomes, target.name() + " × " + column.name(), notes, counts)).append(" |");
             }
             md.append('\n');
-        });
-        md.append("\nRounds per cell: ").append(ROUNDS).append(". Lease of ttl backends: ")
-                .append(Target.LEASE.toSeconds()).append(" s.\n");
+        }
+        md.append("\nCells held / violated as documented / VIOLATED UNEXPECTEDLY: ")
+                .append(counts[Outcome.Verdict.HELD.ordinal()]).append(" / ")
+                .append(counts[Outcome.Verdict.DOCUMENTED.ordinal()]).append(" / ")
+                .append(counts[Outcome.Verdict.UNEXPECTED.ordinal()]).append(" (n/a: ")
+                .append(counts[Outcome.Verdict.NOT_APPLICABLE.ordinal()]).append("). Rounds per cell: ").append(ROUNDS)
+                .append(". ttl lease: ").append(Target.LEASE.toMillis()).append(" ms. Suite time: ")
+                .append((System.nanoTime() - STARTED) / 1_000_000_000).append(" s.\n\n");
+        notes.forEach(n -> md.append(n).append('\n'));
         System.out.println("\nkanuki fault table\n" + md);
         Path out = Path.of("target", "fault-table.md");
         Files.createDirectories(out.getParent());
         Files.writeString(out, md.toString());
+        if (counts[Outcome.Verdict.UNEXPECTED.ordinal()] == 0 && work != null) {
+            FileFaults.deleteRecursively(work); // kept when something broke: the worker logs are there
+        }
     }
 
-    private static String cell(List<Outcome> outcomes) {
+    private static String cell(List<Outcome> outcomes, String where, List<String> notes, int[] counts) {
         if (outcomes == null || outcomes.isEmpty()) {
             return "not run";
         }
         Outcome worst = outcomes.stream().max((a, b) -> a.verdict().compareTo(b.verdict())).orElseThrow();
+        counts[worst.verdict().ordinal()]++;
+        if (worst.verdict() == Outcome.Verdict.NOT_APPLICABLE) {
+            return "n/a";
+        }
         long[] times = outcomes.stream().mapToLong(Outcome::recoveryMillis).filter(t -> t >= 0).sorted().toArray();
         String time = times.length == 0 ? "" : ", " + (times.length == 1 ? times[0] + " ms"
                 : "median " + times[times.length / 2] + " ms, max " + times[times.length - 1] + " ms");
-        return worst.verdict().words + time + (worst.verdict() == Outcome.Verdict.HELD ? "" : ": " + worst.detail());
+        String note = "N" + (notes.size() + 1);
+        notes.add("- " + note + " (" + where + ", " + worst.verdict().words + "): "
+                + FileFaults.shorten(worst.detail().replace(work.toString(), "WORK"), 600));
+        return (worst.verdict() == Outcome.Verdict.HELD ? "held" : worst.verdict() == Outcome.Verdict.DOCUMENTED
+                ? "**documented**" : "**UNEXPECTED**") + time + " [" + note + "]";
     }
 }

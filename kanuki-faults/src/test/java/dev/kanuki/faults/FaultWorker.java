@@ -6,50 +6,126 @@ import dev.kanuki.LockProvider;
 import dev.kanuki.jdbc.JdbcFencedResource;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteDataSource;
 
 /**
- * A worker process of the fault suite: takes the lock, says {@code HELD <token>}, says
- * {@code LOST} when its handle reports the lock lost, and on {@code write VALUE} writes VALUE to
- * the fenced resource (a row of a SQLite table that refuses lower tokens) with its token, saying
- * {@code WROTE} or {@code REFUSED}. Arguments: URI NAME FENCE_DB.
+ * A worker process of the fault suite. It says {@code ACQUIRING}, takes the lock, appends
+ * {@code ENTER <nanos> <pid> <token>} to the shared referee log and says {@code HELD <token>}.
+ * When its handle reports the lock lost it appends {@code EXIT ... lost} and says {@code LOST}: a
+ * well-behaved holder stops its critical section there. Commands on standard input:
+ * <ul>
+ *   <li>{@code inc}: the fenced counter: reads the counter row, writes value + 1 with its token;
+ *       says {@code INC <new value>} or {@code REFUSED};</li>
+ *   <li>{@code channel PATH}: opens another channel to PATH and closes it, in this JVM (says
+ *       {@code CHANNEL});</li>
+ *   <li>{@code release}: appends {@code EXIT}, releases, says {@code RELEASED}.</li>
+ * </ul>
+ * Arguments: URI NAME FENCE_DB LOG. Times are {@link System#nanoTime()}: CLOCK_MONOTONIC on
+ * Linux, the same clock in every process of the host.
  */
 public final class FaultWorker {
+    private static Path log;
+    private static volatile boolean inside;
+
     private FaultWorker() {
     }
 
     /**
-     * @param args URI, lock name, path of the fenced resource's SQLite database
+     * @param args URI, lock name, path of the fenced counter's SQLite database, referee log
      * @throws Exception on any failure (the exit code is then non-zero)
      */
     public static void main(String[] args) throws Exception {
-        SQLiteConfig config = new SQLiteConfig();
-        config.setBusyTimeout(10_000);
-        SQLiteDataSource db = new SQLiteDataSource(config);
-        db.setUrl("jdbc:sqlite:" + args[2]);
-        JdbcFencedResource resource = JdbcFencedResource.open(db, "counter");
-        try (LockProvider provider = LockProvider.open(args[0]);
-             LockHandle handle = provider.lock(args[1]).acquire(Duration.ofSeconds(60))) {
-            say("HELD " + handle.fencingToken());
-            handle.lost().thenRun(() -> say("LOST"));
+        log = Path.of(args[3]);
+        JdbcFencedResource counter = counter(Path.of(args[2]));
+        LockHandle handle;
+        LockProvider opened;
+        try {
+            opened = LockProvider.open(args[0]);
+        } catch (RuntimeException e) {
+            say("FAILED " + e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).replace('\n', ' '));
+            return;
+        }
+        try (LockProvider provider = opened) {
+            say("ACQUIRING");
+            try {
+                handle = provider.lock(args[1]).acquire(Duration.ofSeconds(60));
+            } catch (RuntimeException e) {
+                say("FAILED " + e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).replace('\n', ' '));
+                return;
+            }
+            long token = handle.fencingToken();
+            inside = true;
+            record("ENTER", token, "");
+            say("HELD " + token);
+            handle.lost().thenRun(() -> {
+                exit(token, "lost");
+                say("LOST");
+            });
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             for (String line = in.readLine(); line != null; line = in.readLine()) {
-                if (line.startsWith("write ")) {
-                    try {
-                        resource.write(handle.fencingToken(), line.substring(6).getBytes(StandardCharsets.UTF_8));
-                        say("WROTE");
-                    } catch (FencedWriteRefusedException e) {
-                        say("REFUSED");
-                    }
+                if (line.equals("inc")) {
+                    say(increment(counter, token));
+                } else if (line.startsWith("channel ")) {
+                    FileChannel.open(Path.of(line.substring(8)), StandardOpenOption.READ).close();
+                    say("CHANNEL");
                 } else if (line.equals("release")) {
                     break;
                 }
             }
+            exit(token, "release");
+            try {
+                handle.close();
+            } catch (RuntimeException e) {
+                say("RELEASE-FAILED " + e);
+            }
         }
         say("RELEASED");
+    }
+
+    static JdbcFencedResource counter(Path db) {
+        SQLiteConfig config = new SQLiteConfig();
+        config.setBusyTimeout(20_000);
+        SQLiteDataSource source = new SQLiteDataSource(config);
+        source.setUrl("jdbc:sqlite:" + db);
+        return JdbcFencedResource.open(source, "counter");
+    }
+
+    /** @return the counter's value, 0 before the first write */
+    static long value(JdbcFencedResource counter) {
+        return counter.read().map(f -> Long.parseLong(new String(f.value(), StandardCharsets.UTF_8))).orElse(0L);
+    }
+
+    private static String increment(JdbcFencedResource counter, long token) {
+        long next = value(counter) + 1;
+        try {
+            counter.write(token, Long.toString(next).getBytes(StandardCharsets.UTF_8));
+            return "INC " + next;
+        } catch (FencedWriteRefusedException e) {
+            return "REFUSED";
+        }
+    }
+
+    private static synchronized void exit(long token, String why) {
+        if (inside) {
+            inside = false;
+            record("EXIT", token, why);
+        }
+    }
+
+    static void record(String what, long token, String why) {
+        String line = what + " " + System.nanoTime() + " " + ProcessHandle.current().pid() + " " + token + " " + why + "\n";
+        try {
+            Files.writeString(log, line, StandardOpenOption.CREATE, StandardOpenOption.APPEND); // one write(2), O_APPEND
+        } catch (java.io.IOException e) {
+            say("LOG-FAILED " + e);
+        }
     }
 
     private static synchronized void say(String line) {

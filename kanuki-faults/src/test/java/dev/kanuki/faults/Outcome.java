@@ -8,8 +8,10 @@ package dev.kanuki.faults;
  * @param detail what was seen, in words
  */
 record Outcome(Verdict verdict, long recoveryMillis, String detail) {
-    /** The three answers the table gives. */
+    /** The answers the table gives. */
     enum Verdict {
+        /** The fault does not apply to this backend (the detail says why). */
+        NOT_APPLICABLE("n/a"),
         /** Mutual exclusion and fencing held; recovery within the documented bound. */
         HELD("held"),
         /** A guarantee broke the way the backend's page says it does under this fault. */
@@ -28,7 +30,16 @@ record Outcome(Verdict verdict, long recoveryMillis, String detail) {
         return new Outcome(Verdict.HELD, recoveryMillis, detail);
     }
 
+    /** @param reason why the backend's page says this breaks, and what was measured */
+    static Outcome documented(long recoveryMillis, String reason) {
+        return new Outcome(Verdict.DOCUMENTED, recoveryMillis, reason);
+    }
+
     static Outcome unexpected(long recoveryMillis, String detail) {
         return new Outcome(Verdict.UNEXPECTED, recoveryMillis, detail);
+    }
+
+    static Outcome notApplicable(String why) {
+        return new Outcome(Verdict.NOT_APPLICABLE, -1, why);
     }
 }

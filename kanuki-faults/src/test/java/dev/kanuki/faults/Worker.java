@@ -7,89 +7,145 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
-/** A {@link FaultWorker} process seen from the referee: its lines, signals, and its end. */
+/** A {@link FaultWorker} process seen from the referee: its state, its answers, signals, its end. */
 final class Worker implements AutoCloseable {
     private final Process process;
     private final PrintWriter in;
-    private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-    /** Every line read so far, also those an {@link #await} for something else passed over. */
-    private final java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Trial trial;
+    private final BlockingQueue<String> answers = new LinkedBlockingQueue<>();
+    private volatile boolean acquiring;
+    private volatile long token = -1;
+    private volatile boolean lost;
+    private volatile String failed;
+    private volatile boolean ended;
 
-    private Worker(Process process) {
+    private Worker(Process process, Trial trial) {
         this.process = process;
+        this.trial = trial;
         this.in = new PrintWriter(process.getOutputStream(), true, StandardCharsets.UTF_8);
         Thread reader = new Thread(() -> {
             try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(),
                     StandardCharsets.UTF_8))) {
                 for (String line = out.readLine(); line != null; line = out.readLine()) {
-                    lines.add(line);
+                    if (line.equals("ACQUIRING")) {
+                        acquiring = true;
+                    } else if (line.startsWith("HELD ")) {
+                        token = Long.parseLong(line.substring(5).trim());
+                    } else if (line.equals("LOST")) {
+                        lost = true;
+                    } else if (line.startsWith("FAILED")) {
+                        failed = line;
+                    } else {
+                        answers.add(line);
+                    }
                 }
             } catch (IOException e) {
                 // the process ended
             }
-            lines.add("EOF");
+            ended = true;
+            answers.add("EOF");
         }, "fault-worker-reader");
         reader.setDaemon(true);
         reader.start();
     }
 
-    static Worker start(String uri, String name, Path fenceDb, Path errorLog) throws IOException {
+    static Worker start(Trial trial, String uri, List<String> prefix, Path errorLog) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder builder = new ProcessBuilder(List.of(java, "-cp", System.getProperty("java.class.path"),
-                FaultWorker.class.getName(), uri, name, fenceDb.toString()));
+        List<String> command = new ArrayList<>(prefix);
+        command.addAll(List.of(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
+                "-cp", System.getProperty("java.class.path"), FaultWorker.class.getName(),
+                uri, trial.name(), trial.fence().toString(), trial.log().toString()));
+        ProcessBuilder builder = new ProcessBuilder(command);
         builder.redirectError(ProcessBuilder.Redirect.appendTo(errorLog.toFile()));
-        return new Worker(builder.start());
+        return new Worker(builder.start(), trial);
     }
 
-    /** @return the next line that starts with one of {@code prefixes}, or null when none came in time */
-    String await(Duration within, String... prefixes) throws InterruptedException {
-        return await(within, false, prefixes);
+    long pid() {
+        return process.pid();
     }
 
-    /** Like {@link #await(Duration, String...)}, but also true for a line that went by earlier. */
-    boolean saw(Duration within, String line) throws InterruptedException {
-        return seen.contains(line) || await(within, true, line) != null;
+    boolean acquiring() {
+        return acquiring;
     }
 
-    private String await(Duration within, boolean unused, String... prefixes) throws InterruptedException {
+    /** @return the fencing token once the worker holds the lock, else -1 */
+    long token() {
+        return token;
+    }
+
+    boolean holds() {
+        return token >= 0;
+    }
+
+    /** @return true once its handle reported the lock lost */
+    boolean lost() {
+        return lost;
+    }
+
+    /** @return the FAILED line when its acquisition threw, else null */
+    String failed() {
+        return failed;
+    }
+
+    boolean ended() {
+        return ended || !process.isAlive();
+    }
+
+    /** Fenced counter: read, add one, write with its token. @return INC n, REFUSED, or null (no answer) */
+    String inc(Duration within) throws InterruptedException {
+        answers.clear();
+        in.println("inc");
+        String answer = answer(within);
+        if (answer != null && answer.startsWith("INC ")) {
+            trial.accepted();
+        }
+        return answer;
+    }
+
+    /** Opens and closes another channel to {@code file} inside the worker's JVM. */
+    String channel(Path file, Duration within) throws InterruptedException {
+        answers.clear();
+        in.println("channel " + file);
+        return answer(within);
+    }
+
+    private String answer(Duration within) throws InterruptedException {
+        String line = answers.poll(within.toMillis(), TimeUnit.MILLISECONDS);
+        return line == null || line.equals("EOF") ? null : line;
+    }
+
+    /** Asks it to release; returns once it said so (or ended). */
+    boolean release(Duration within) throws InterruptedException {
+        in.println("release");
         long deadline = System.nanoTime() + within.toNanos();
-        while (true) {
-            long left = deadline - System.nanoTime();
-            String line = left <= 0 ? null : lines.poll(left, TimeUnit.NANOSECONDS);
-            if (line == null || line.equals("EOF")) {
-                return null;
-            }
-            seen.add(line);
-            for (String p : prefixes) {
-                if (line.startsWith(p)) {
-                    return line;
-                }
+        for (String line = answer(within); line != null; line = answer(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())))) {
+            if (line.equals("RELEASED")) {
+                return true;
             }
         }
+        return ended();
     }
 
-    /** @return the token once the worker holds the lock, or -1 when it did not within {@code within} */
-    long awaitHeld(Duration within) throws InterruptedException {
-        String line = await(within, "HELD ");
-        return line == null ? -1 : Long.parseLong(line.substring(5).trim());
-    }
-
-    /** @return WROTE or REFUSED, or null when the worker did not answer */
-    String write(String value, Duration within) throws InterruptedException {
-        in.println("write " + value);
-        return await(within, "WROTE", "REFUSED");
+    /** Asks it to release, without waiting. */
+    void releaseAsync() {
+        in.println("release");
     }
 
     void signal(String name) throws IOException, InterruptedException {
         new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start().waitFor(10, TimeUnit.SECONDS);
     }
 
+    /** SIGKILL, recorded in the referee log: a holder's critical section ends here. */
     void kill() throws InterruptedException {
+        if (process.isAlive()) {
+            trial.killed(pid());
+        }
         process.destroyForcibly();
         process.waitFor(10, TimeUnit.SECONDS);
     }
@@ -101,10 +157,12 @@ final class Worker implements AutoCloseable {
         } catch (IOException e) {
             // gone
         }
-        in.println("release");
-        in.close();
-        if (!process.waitFor(2, TimeUnit.SECONDS)) {
-            kill(); // still waiting for the lock: nothing to release
+        if (process.isAlive()) {
+            in.println("release");
+            in.close();
+            if (!process.waitFor(holds() ? 10 : 1, TimeUnit.SECONDS)) {
+                kill(); // still waiting for the lock: nothing to release
+            }
         }
     }
 }

@@ -95,10 +95,35 @@ final class SqliteSession implements AutoCloseable {
         }
     }
 
+    /**
+     * SQLite writes the database and its side files ({@code -wal}, {@code -shm}, {@code -journal})
+     * wherever they lead: a hard link or symbolic link planted at one of them (found by the fault
+     * suite: a hard link at {@code -shm}) would have SQLite overwrite the file it points to. Every
+     * one that exists must be a regular file with one link.
+     */
+    static void refusePlantedFiles(Path path) throws IOException {
+        for (String suffix : new String[] {"", "-wal", "-shm", "-journal"}) {
+            Path p = path.resolveSibling(path.getFileName() + suffix);
+            if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+                continue;
+            }
+            if (!Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+                throw new IOException(p + " is not a regular file (a link, a directory or a special file); kanuki "
+                        + "never writes a lock database through it: remove it");
+            }
+            Object links = Files.getAttribute(p, "unix:nlink", LinkOption.NOFOLLOW_LINKS);
+            if (links instanceof Integer n && n > 1) {
+                throw new IOException(p + " has " + n + " hard links; kanuki never writes a lock database that is "
+                        + "also another file: remove it");
+            }
+        }
+    }
+
     private static SqliteSession openOnce(Path path, SqliteSettings settings) throws SQLException, IOException {
         if (Files.isSymbolicLink(path)) {
             throw new IOException(path + " is a symbolic link; kanuki never opens a lock database through a link");
         }
+        refusePlantedFiles(path);
         Properties props = new Properties();
         props.setProperty("open_mode", Integer.toString(OPEN_FLAGS));
         props.setProperty("busy_timeout", Integer.toString(settings.setupBusyTimeoutMillis()));

@@ -267,4 +267,35 @@ class SqliteLockTest {
             }
         }
     }
+
+    /**
+     * Found by the fault suite: a hard link to another file planted at a lock database's side
+     * file ({@code -shm}, {@code -wal}) had SQLite overwrite that file. Refused now, the victim
+     * untouched; at the database itself too.
+     */
+    @Test
+    void aHardLinkPlantedAtALockDatabaseOrItsSideFilesIsRefused() throws Exception {
+        byte[] precious = "precious".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        for (String suffix : List.of("-shm", "-wal", "")) {
+            try (LockProvider locks = LockProvider.open(uri())) {
+                locks.lock("linked" + suffix).acquire(Duration.ofSeconds(5)).close();
+            }
+            Path db = databaseOf("linked" + suffix);
+            Path planted = db.resolveSibling(db.getFileName() + suffix);
+            Path victim = Files.write(tempDir.resolve("victim" + suffix), precious);
+            if (suffix.isEmpty()) {
+                Files.delete(db);
+            } else {
+                Files.deleteIfExists(planted);
+            }
+            Files.createLink(planted, victim);
+            try (LockProvider locks = LockProvider.open(uri())) {
+                LockBackendException e = assertThrows(LockBackendException.class,
+                        () -> locks.lock("linked" + suffix).tryAcquire(), suffix);
+                assertTrue(String.valueOf(e.getMessage()).contains("hard link")
+                        || String.valueOf(e.getCause()).contains("hard link"), e.toString());
+            }
+            assertTrue(java.util.Arrays.equals(precious, Files.readAllBytes(victim)), "the victim was written through " + planted);
+        }
+    }
 }
