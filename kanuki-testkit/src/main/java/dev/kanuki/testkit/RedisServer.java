@@ -25,11 +25,39 @@ public final class RedisServer extends ServerProcess {
     private static RedisServer shared;
     private final Path binary;
     private final boolean tls;
+    /** For a replica: the port of its primary (on 127.0.0.1) at start; else null. */
+    private final String replicaOf;
+    /** For a sentinel: the {@code sentinel monitor} line's {@code NAME 127.0.0.1 PORT}; else null. */
+    private final String monitors;
 
     private RedisServer(Path binary, boolean tls) {
-        super("redis", "redis");
+        this(binary, tls, null, null);
+    }
+
+    private RedisServer(Path binary, boolean tls, String replicaOf, String monitors) {
+        super(monitors != null ? "redis-sentinel" : "redis", "redis");
         this.binary = binary;
         this.tls = tls;
+        this.replicaOf = replicaOf;
+        this.monitors = monitors;
+    }
+
+    /** Starts a replica of {@code primary} (for {@link RedisSentinel}). */
+    static RedisServer startReplicaOf(RedisServer primary) {
+        RedisServer server = new RedisServer(findBinary(), false, Integer.toString(primary.port()), null);
+        server.firstStart();
+        return server;
+    }
+
+    /**
+     * Starts {@code redis-server --sentinel} watching {@code primary} as {@code masterName} with a
+     * quorum of {@code quorum}, noticing a dead primary after one second (for {@link RedisSentinel}).
+     */
+    static RedisServer startSentinel(RedisServer primary, String masterName, int quorum) {
+        RedisServer server = new RedisServer(findBinary(), false, null,
+                masterName + " " + HOST + " " + primary.port() + " " + quorum);
+        server.firstStart();
+        return server;
     }
 
     /**
@@ -131,7 +159,16 @@ public final class RedisServer extends ServerProcess {
 
     @Override
     void initialize() throws IOException, InterruptedException {
-        subdirectory("data");
+        Path data = subdirectory("data");
+        if (monitors != null) {
+            String name = monitors.substring(0, monitors.indexOf(' '));
+            Path conf = data.resolve("sentinel.conf");
+            java.nio.file.Files.writeString(conf, "sentinel monitor " + monitors + "\n"
+                    + "sentinel down-after-milliseconds " + name + " 1000\n"
+                    + "sentinel failover-timeout " + name + " 10000\n");
+            // the sentinel rewrites its configuration (as the service user when this JVM is root)
+            java.nio.file.Files.setPosixFilePermissions(conf, java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-rw-"));
+        }
         if (tls) {
             Path dir = subdirectory("tls");
             runToCompletion(List.of("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
@@ -143,6 +180,13 @@ public final class RedisServer extends ServerProcess {
     @Override
     List<String> serverCommand(int port) {
         List<String> command = new ArrayList<>(List.of(binary.toString()));
+        if (monitors != null) {
+            // redis-server runs as a sentinel with --sentinel: the redis-sentinel package is not needed
+            command.addAll(List.of(dataDirectory().resolve("sentinel.conf").toString(), "--sentinel"));
+        }
+        if (replicaOf != null) {
+            command.addAll(List.of("--replicaof", HOST, replicaOf));
+        }
         if (tls) {
             Path dir = directory.resolve("tls");
             command.addAll(List.of("--port", "0", "--tls-port", Integer.toString(port),
@@ -165,7 +209,7 @@ public final class RedisServer extends ServerProcess {
 
     @Override
     String readyMarker() {
-        return "Ready to accept connections";
+        return monitors != null ? "+monitor master" : "Ready to accept connections";
     }
 
     @Override
