@@ -19,6 +19,8 @@ import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.masterreplica.MasterReplica;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
@@ -82,7 +84,11 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .build());
         try {
-            this.connection = client.connect();
+            // Through Sentinel: a master-replica connection, which follows the sentinels' +switch-master
+            // at once. A plain connection would keep writing to a demoted primary until the sentinels
+            // convert it to a replica (seconds later), while the lease runs out on the new primary.
+            this.connection = uri.getSentinels().isEmpty() ? client.connect()
+                    : MasterReplica.connect(client, StringCodec.UTF8, uri);
         } catch (RuntimeException e) {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
             throw e;
