@@ -53,9 +53,10 @@ public final class RedisSentinel implements AutoCloseable {
         try {
             RedisServer primary = RedisServer.start();
             deployment.servers.add(primary);
-            deployment.servers.add(RedisServer.startReplicaOf(primary));
+            RedisServer replica = RedisServer.startReplicaOf(primary);
+            deployment.servers.add(replica);
             for (int i = 0; i < sentinelCount; i++) {
-                deployment.sentinels.add(RedisServer.startSentinel(primary, MASTER_NAME, sentinelCount / 2 + 1));
+                deployment.sentinels.add(RedisServer.startSentinel(primary, replica, MASTER_NAME, sentinelCount / 2 + 1));
             }
             deployment.awaitSettled(primary);
             return deployment;
@@ -91,9 +92,10 @@ public final class RedisSentinel implements AutoCloseable {
     }
 
     /**
-     * Makes the sentinels promote the replica ({@code SENTINEL FAILOVER}) and waits until they
-     * name it as primary, it answers as one, and the old primary has become its replica and is in
-     * sync again.
+     * Makes the sentinels promote the replica ({@code SENTINEL FAILOVER}) and waits until every
+     * sentinel names it as primary and it answers as one. The old primary still answers as a
+     * primary until the sentinels convert it to a replica, seconds later: clients that have not
+     * yet followed the sentinels still write there.
      *
      * @return the new primary
      */
@@ -107,7 +109,6 @@ public final class RedisSentinel implements AutoCloseable {
         awaitTrue("the sentinels name the replica on port " + next.port() + " as primary", () ->
                 sentinels.stream().allMatch(s -> primaryPort(s) == next.port())
                         && info(next).contains("role:master"));
-        awaitSettled(next);
         return next;
     }
 
