@@ -123,8 +123,8 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
             intents.remove(request);
             return Optional.of(new RedisGrant(keys, request.mode(), value, answer));
         }
-        if (request.mode() == LockMode.EXCLUSIVE) {
-            intents.add(request); // it may have left an intent key: drop it if it gives up
+        if (result.size() > 2) {
+            intents.add(request); // it left an intent key: drop it if it gives up
         }
         // how long the holder's lease still runs (-1: a key without expiry, no hint)
         request.retryAfter(Duration.ofMillis(answer));

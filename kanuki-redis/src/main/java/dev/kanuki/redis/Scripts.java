@@ -16,7 +16,8 @@ final class Scripts {
      * KEYS: lock, fence, shared, permits, intent. ARGV: mode ({@code x} exclusive, {@code s}
      * shared, {@code p} permit), value, lease ms, permits. Returns {1, token} when taken, or
      * {0, ms} when not: how long until the lock can become free without a release (the holder's
-     * remaining lease; -1 when the key has no expiry).
+     * remaining lease; -1 when the key has no expiry), with a third element 1 when the request
+     * left an intent key.
      *
      * <p>An exclusive request that finds readers leaves an intent key (its value, for its lease):
      * new readers stay out while it exists, so a writer is not starved by a stream of readers in
@@ -74,7 +75,7 @@ final class Scripts {
             end
             if redis.call('ZCARD', KEYS[3]) > 0 then
               redis.call('SET', KEYS[5], value, 'PX', lease)
-              return {0, firstLeft(KEYS[3], -1)}
+              return {0, firstLeft(KEYS[3], -1), 1}
             end
             redis.call('SET', KEYS[1], value, 'PX', lease)
             if redis.call('GET', KEYS[5]) == value then
