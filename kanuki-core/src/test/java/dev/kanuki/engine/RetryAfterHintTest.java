@@ -2,14 +2,11 @@ package dev.kanuki.engine;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kanuki.Capabilities;
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockProvider;
-import dev.kanuki.LockStatus;
 import dev.kanuki.spi.ChangeSubscription;
 import dev.kanuki.spi.Grant;
-import dev.kanuki.spi.LockBackend;
 import dev.kanuki.spi.LockRequest;
 import java.time.Duration;
 import java.util.Optional;
@@ -24,23 +21,14 @@ class RetryAfterHintTest {
     private static final Duration HELD_FOR = Duration.ofMillis(1500);
 
     /** Held by nobody who will release it: free once {@link #HELD_FOR} has passed, as an expiring lease. */
-    static final class ExpiringHolder implements LockBackend {
+    static final class ExpiringHolder extends FakeBackend {
         final long freeAt = System.nanoTime() + HELD_FOR.toNanos();
         final AtomicInteger attempts = new AtomicInteger();
         final boolean notifies;
 
         ExpiringHolder(boolean notifies) {
+            super(LeaseKind.TTL);
             this.notifies = notifies;
-        }
-
-        @Override
-        public Capabilities capabilities() {
-            return Capabilities.builder(LeaseKind.TTL).build();
-        }
-
-        @Override
-        public String scope() {
-            return "expiring:" + System.identityHashCode(this);
         }
 
         @Override
@@ -57,29 +45,6 @@ class RetryAfterHintTest {
         @Override
         public ChangeSubscription watchChanges(LockRequest request, Runnable onChange) {
             return notifies ? () -> { } : null; // nobody releases: no change ever comes
-        }
-
-        @Override
-        public void release(Grant grant) {
-        }
-
-        @Override
-        public boolean renew(Grant grant, Duration lease) {
-            return true;
-        }
-
-        @Override
-        public boolean verify(Grant grant) {
-            return true;
-        }
-
-        @Override
-        public LockStatus status(String name) {
-            return new LockStatus(name, LockStatus.State.UNKNOWN, Optional.empty(), -1);
-        }
-
-        @Override
-        public void close() {
         }
     }
 
