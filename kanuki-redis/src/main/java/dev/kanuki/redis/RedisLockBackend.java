@@ -29,8 +29,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -49,8 +49,10 @@ import org.slf4j.LoggerFactory;
  * Scripts run with {@code EVALSHA}, falling back to {@code EVAL} (which loads them again) when
  * the server answers {@code NOSCRIPT}, as after a restart.
  *
- * <p>Hazard: with replicas (Sentinel), replication is asynchronous; a lock or a fence counter
- * written just before a failover may be missing on the promoted replica.
+ * <p>Hazard: with replicas (Sentinel), replication is asynchronous; a lock written just before a
+ * failover may be missing on the promoted replica, and a short lease may run out there before the
+ * holder's client follows the failover: two holders for a few seconds. Tokens still rise (the
+ * counter never falls below the server clock in microseconds), so fencing catches the older one.
  */
 final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     private static final Logger LOG = LoggerFactory.getLogger(RedisLockBackend.class);
@@ -85,8 +87,9 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
                 .build());
         try {
             // Through Sentinel: a master-replica connection, which follows the sentinels' +switch-master
-            // at once. A plain connection would keep writing to a demoted primary until the sentinels
-            // convert it to a replica (seconds later), while the lease runs out on the new primary.
+            // (Lettuce refreshes about 5 s after it). A plain connection would keep writing to a demoted
+            // primary until the sentinels convert it to a replica, some 10 s later, while the lease runs
+            // out on the new primary.
             this.connection = uri.getSentinels().isEmpty() ? client.connect()
                     : MasterReplica.connect(client, StringCodec.UTF8, uri);
         } catch (RuntimeException e) {
