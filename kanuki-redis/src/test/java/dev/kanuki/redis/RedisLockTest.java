@@ -191,6 +191,25 @@ class RedisLockTest {
         }
     }
 
+    @Test
+    void readersAreShownSharedListedAndBroken() throws Exception {
+        try (LockProvider readers = LockProvider.open(server.kanukiUri() + "?lease=2s");
+             LockProvider admin = LockProvider.open("redis://localhost:" + server.port())) {
+            LockHandle r1 = readers.readWriteLock("shared-status").readLock().acquire(Duration.ofSeconds(5));
+            LockStatus status = admin.status("shared-status");
+            assertEquals(LockStatus.State.HELD_SHARED, status.state());
+            assertEquals(ProcessHandle.current().pid(), status.owner().orElseThrow().pid(), "names a reader");
+            assertEquals(r1.fencingToken(), status.lastFencingToken());
+            assertTrue(admin.list().stream().anyMatch(s -> s.name().equals("shared-status")
+                    && s.state() == LockStatus.State.HELD_SHARED), "the listing shows the readers");
+            assertThrows(IllegalStateException.class, () -> admin.breakLock("shared-status", false));
+            admin.breakLock("shared-status", true);
+            assertEquals(LockStatus.State.FREE, admin.status("shared-status").state());
+            r1.lost().get(30, TimeUnit.SECONDS); // its renewal finds its member gone
+            r1.close();
+        }
+    }
+
     private static LockBackend backend() {
         return new RedisLockBackendFactory().create(LockUri.parse(server.kanukiUri()));
     }
