@@ -45,6 +45,8 @@ import picocli.CommandLine.Spec;
             "                  GET_LOCK on MySQL or MariaDB",
             "  redis://[USER:PASSWORD@]HOST[:PORT][/DB][?timeout=5s]  (or rediss:// for TLS)",
             "                  Redis keys with a lease, woken by the release's PUBLISH",
+            "  redis-sentinel://[USER:PASSWORD@]HOST[:PORT][,HOST2[:PORT]...]/MASTER[/DB]",
+            "                  the same on the primary Redis Sentinel names MASTER (sentinel port 26379)",
             "  memcached://HOST[:PORT][,HOST[:PORT]...][?timeout=5s]",
             "                  memcached 1.6 items with a lease, spread over the servers",
             "  etcd://HOST[:PORT][,HOST2[:PORT]...][/PREFIX][?timeout=5s]",
@@ -110,7 +112,7 @@ public final class KanukiCli implements Callable<Integer> {
         for (String scheme : List.of("postgresql", "mysql", "mariadb")) {
             properties.put(prefix + scheme, "dev.kanuki.jdbc.JdbcLockBackendFactory");
         }
-        for (String scheme : List.of("redis", "rediss")) {
+        for (String scheme : List.of("redis", "rediss", "redis-sentinel")) {
             properties.put(prefix + scheme, "dev.kanuki.redis.RedisLockBackendFactory");
         }
         properties.put(prefix + "memcached", "dev.kanuki.memcached.MemcachedLockBackendFactory");

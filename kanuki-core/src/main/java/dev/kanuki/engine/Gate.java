@@ -199,6 +199,7 @@ final class Gate {
                 if (grant.isPresent()) {
                     return finish(w, grant.get());
                 }
+                w.afterFailedAttempt();
                 if (w.remainingNanos() <= 0) {
                     w.expire();
                     return finish(w, null);

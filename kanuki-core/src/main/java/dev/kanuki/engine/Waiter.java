@@ -9,6 +9,7 @@ import dev.kanuki.spi.LockRequest;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,6 +52,8 @@ final class Waiter {
     private boolean woken;
     private ScheduledFuture<?> retry;
     private boolean inLineForSlot;
+    /** The backend's hint from the last failed attempt ({@link LockRequest#retryAfter}), or 0. */
+    private volatile long retryAfterNanos;
 
     Waiter(EngineLock lock, LockRequest request, Duration timeout, long now, boolean nameHolder) {
         this.lock = lock;
@@ -143,6 +146,11 @@ final class Waiter {
         return subscription != null;
     }
 
+    /** Keeps the backend's retry-after hint of the attempt that just failed (or forgets the last one). */
+    void afterFailedAttempt() {
+        retryAfterNanos = request.takeRetryAfter().map(Waiter::saturatedNanos).orElse(0L);
+    }
+
     /**
      * @param slots the provider's counters, which scale pauses with the number of pausing waiters
      * @return how long to pause before the next attempt
@@ -161,6 +169,15 @@ final class Waiter {
         // a dead holder's lease running out.
         long own = watching() ? Math.max(lock.provider.pollNanos, WATCHED_POLL_NANOS) : lock.provider.pollNanos;
         long crowd = slots.crowdPauseNanos();
+        long hint = retryAfterNanos;
+        if (hint > 0 && watching()) {
+            // The backend says the lock stays busy that long unless a change is notified, which
+            // ends the pause early: one attempt when the holder's lease runs out, not a ramp of them.
+            // A little later than the hint (up to 1/16 more) so that waiters do not retry in step.
+            long pause = Math.max(hint, crowd) + TimeUnit.MILLISECONDS.toNanos(1);
+            return Math.max(0, Math.min(pause + ThreadLocalRandom.current().nextLong(pause / 16 + 1),
+                    remainingNanos()));
+        }
         if (crowd > own) {
             // So many waiters pause that their number sets the pace: no quick first attempts.
             return Backoff.jittered(crowd, remainingNanos());

@@ -4,6 +4,7 @@ import dev.kanuki.OwnerInfo;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * One acquisition request as the engine passes it to a backend. The same request object is
@@ -16,6 +17,7 @@ public final class LockRequest {
     private final Duration lease;
     private final long deadlineNanos;
     private OwnerInfo owner;
+    private volatile Duration retryAfter;
 
     /** The least time {@link #callTimeout} gives one call, so that a try without waiting still gets one round trip. */
     static final Duration MIN_CALL = Duration.ofSeconds(1);
@@ -106,6 +108,32 @@ public final class LockRequest {
                     now, now.plus(lease));
         }
         return owner;
+    }
+
+    /**
+     * Lets a backend say, from a {@link LockBackend#tryAcquire} that found the lock held, how long
+     * the lock cannot become free unless a change is notified: typically the holder's remaining
+     * lease, after which a crashed holder's lock expires. A waiter that gets change notifications
+     * ({@link LockBackend#watchChanges}) then pauses that long instead of retrying on the
+     * engine's backoff ramp; a waiter without them ignores the hint. Applies to the attempt that
+     * gave it only.
+     *
+     * @param delay a positive duration; zero or negative values are ignored
+     */
+    public void retryAfter(Duration delay) {
+        retryAfter = delay == null || delay.isNegative() || delay.isZero() ? null : delay;
+    }
+
+    /**
+     * Reads and clears the hint of the last attempt (see {@link #retryAfter(Duration)}); for the
+     * engine.
+     *
+     * @return the hint, or empty when the last attempt gave none
+     */
+    public Optional<Duration> takeRetryAfter() {
+        Duration d = retryAfter;
+        retryAfter = null;
+        return Optional.ofNullable(d);
     }
 
     @Override

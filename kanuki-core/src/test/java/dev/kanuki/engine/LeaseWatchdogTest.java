@@ -3,16 +3,12 @@ package dev.kanuki.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kanuki.Capabilities;
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockLostException;
 import dev.kanuki.LockProvider;
-import dev.kanuki.LockStatus;
 import dev.kanuki.spi.Grant;
-import dev.kanuki.spi.LockBackend;
 import dev.kanuki.spi.LockRequest;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -32,7 +28,7 @@ class LeaseWatchdogTest {
      * two seconds pass), then reports the lock lost. One at a time, every check would take the
      * full two seconds and never see another.
      */
-    static final class HangingChecks implements LockBackend {
+    static final class HangingChecks extends FakeBackend {
         private final int expectedAtOnce;
         private int running;
         private boolean reached;
@@ -40,27 +36,14 @@ class LeaseWatchdogTest {
         private final AtomicLong tokens = new AtomicLong();
 
         HangingChecks(int expectedAtOnce) {
+            super(LeaseKind.SESSION);
             this.expectedAtOnce = expectedAtOnce;
-        }
-
-        @Override
-        public Capabilities capabilities() {
-            return Capabilities.builder(LeaseKind.SESSION).build();
-        }
-
-        @Override
-        public String scope() {
-            return "hanging-checks:" + System.identityHashCode(this);
         }
 
         @Override
         public Optional<Grant> tryAcquire(LockRequest request) {
             long token = tokens.incrementAndGet();
             return Optional.of(() -> token);
-        }
-
-        @Override
-        public void release(Grant grant) {
         }
 
         @Override
@@ -82,15 +65,6 @@ class LeaseWatchdogTest {
                 running--;
             }
             return false; // the connection was dead: lost
-        }
-
-        @Override
-        public LockStatus status(String name) {
-            return new LockStatus(name, LockStatus.State.UNKNOWN, Optional.empty(), -1);
-        }
-
-        @Override
-        public void close() {
         }
     }
 

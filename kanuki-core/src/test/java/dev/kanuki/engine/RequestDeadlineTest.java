@@ -3,12 +3,9 @@ package dev.kanuki.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kanuki.Capabilities;
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockProvider;
-import dev.kanuki.LockStatus;
 import dev.kanuki.spi.Grant;
-import dev.kanuki.spi.LockBackend;
 import dev.kanuki.spi.LockMode;
 import dev.kanuki.spi.LockRequest;
 import java.time.Duration;
@@ -21,18 +18,12 @@ import org.junit.jupiter.api.Test;
 class RequestDeadlineTest {
 
     /** Refuses every attempt and records the time left that each one was given. */
-    static final class AlwaysBusy implements LockBackend {
+    static final class AlwaysBusy extends FakeBackend {
         final List<Duration> timeLeft = new CopyOnWriteArrayList<>();
         final List<Duration> callTimeouts = new CopyOnWriteArrayList<>();
 
-        @Override
-        public Capabilities capabilities() {
-            return Capabilities.builder(LeaseKind.SESSION).build();
-        }
-
-        @Override
-        public String scope() {
-            return "always-busy:" + System.identityHashCode(this);
+        AlwaysBusy() {
+            super(LeaseKind.SESSION);
         }
 
         @Override
@@ -40,24 +31,6 @@ class RequestDeadlineTest {
             timeLeft.add(request.timeLeft());
             callTimeouts.add(request.callTimeout(Duration.ofSeconds(5)));
             return Optional.empty();
-        }
-
-        @Override
-        public void release(Grant grant) {
-        }
-
-        @Override
-        public boolean verify(Grant grant) {
-            return true;
-        }
-
-        @Override
-        public void close() {
-        }
-
-        @Override
-        public LockStatus status(String name) {
-            return new LockStatus(name, LockStatus.State.UNKNOWN, Optional.empty(), -1);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.kanuki.redis;
 
+import dev.kanuki.spi.LockMode;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -7,18 +8,42 @@ import java.util.Base64;
 
 /**
  * The keys of one lock name. Any name (any Unicode, spaces, braces, 1024 characters) maps to
- * short, safe keys: {@code kanuki:{DIGEST}:lock}, {@code kanuki:{DIGEST}:fence} and the channel
- * {@code kanuki:{DIGEST}:released}, DIGEST being the base64url SHA-256 of the name's UTF-8 bytes.
- * The digest is the hash tag, so a cluster keeps a name's keys in one slot; the real name is kept
- * in the lock's value for status and list.
+ * short, safe keys under {@code kanuki:{DIGEST}:}: {@code lock} (the exclusive holder),
+ * {@code shared} (readers), {@code permits} (semaphore holders), {@code intent} (a writer waiting
+ * for readers to leave), {@code fence} (the token counter), and the channels {@code released}
+ * and {@code permit-released}; DIGEST is the base64url SHA-256 of the name's UTF-8 bytes. The
+ * digest is the hash tag, so a cluster keeps a name's keys in one slot; the real name is kept in
+ * the values for status and list.
  */
-record RedisKeys(String lock, String fence, String channel) {
+record RedisKeys(String lock, String fence, String shared, String permits, String intent, String channel,
+        String permitChannel) {
     static final String PREFIX = "kanuki:{";
     static final String LOCK_SUFFIX = "}:lock";
+    static final String SHARED_SUFFIX = "}:shared";
 
     static RedisKeys of(String name) {
         String tag = PREFIX + digest(name) + "}";
-        return new RedisKeys(tag + ":lock", tag + ":fence", tag + ":released");
+        return new RedisKeys(tag + ":lock", tag + ":fence", tag + ":shared", tag + ":permits", tag + ":intent",
+                tag + ":released", tag + ":permit-released");
+    }
+
+    /** @return the keys the acquisition script takes, in its order */
+    String[] forAcquire() {
+        return new String[] {lock, fence, shared, permits, intent};
+    }
+
+    /** @return the key a grant of this mode lives in */
+    String holderKey(LockMode mode) {
+        return switch (mode) {
+            case EXCLUSIVE -> lock;
+            case SHARED -> shared;
+            case PERMIT -> permits;
+        };
+    }
+
+    /** @return the channel a release of this mode publishes on: semaphores apart from the lock */
+    String channel(LockMode mode) {
+        return mode == LockMode.PERMIT ? permitChannel : channel;
     }
 
     static String digest(String name) {

@@ -19,6 +19,8 @@ import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.masterreplica.MasterReplica;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
@@ -28,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -35,19 +38,26 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Redis locks. A lock is one key, {@code kanuki:{DIGEST}:lock}, set with {@code SET NX PX} to an
- * owner record (owner id, host, pid, acquisition time, name); the same script increments the
- * name's fence counter, so an acquisition is one round trip. Release deletes the key only while it
- * still holds our record and publishes on the name's channel, which wakes waiters of every JVM
- * through one shared pub/sub connection per backend. Renewal is a compare-and-{@code PEXPIRE}; the
- * engine's watchdog renews the ttl lease. Scripts run with {@code EVALSHA}, falling back to
- * {@code EVAL} (which loads them again) when the server answers {@code NOSCRIPT}, as after a
- * restart.
+ * Redis locks. An exclusive lock is one key, {@code kanuki:{DIGEST}:lock}, set with a lease to an
+ * owner record (owner id, host, pid, acquisition time, name); readers of a shared lock and holders
+ * of semaphore permits are members of a sorted set scored by their lease's end ({@link Scripts}).
+ * One script per acquisition takes the lock and the name's next fencing token, so an acquisition
+ * is one round trip; when the lock is busy it tells the engine how long the holder's lease still
+ * runs ({@link LockRequest#retryAfter}). Release removes only our own record and publishes on the
+ * name's channel, which wakes waiters of every JVM through one shared pub/sub connection per
+ * backend. Renewal compares the owner and extends the lease; the engine's watchdog renews it.
+ * Scripts run with {@code EVALSHA}, falling back to {@code EVAL} (which loads them again) when
+ * the server answers {@code NOSCRIPT}, as after a restart.
+ *
+ * <p>Hazard: with replicas (Sentinel), replication is asynchronous; a lock written just before a
+ * failover may be missing on the promoted replica, and a short lease may run out there before the
+ * holder's client follows the failover: two holders for a few seconds. Tokens still rise (the
+ * counter never falls below the server clock in microseconds), so fencing catches the older one.
  */
 final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     private static final Logger LOG = LoggerFactory.getLogger(RedisLockBackend.class);
     private static final Capabilities CAPABILITIES = Capabilities.builder(LeaseKind.TTL)
-            .crossProcess().persistentFencing().ownerRecords().build();
+            .crossProcess().sharedLocks().semaphores().persistentFencing().ownerRecords().build();
 
     private final RedisClient client;
     private final StatefulRedisConnection<String, String> connection;
@@ -56,6 +66,11 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     private final Script acquire;
     private final Script release;
     private final Script renew;
+    private final Script verifyMember;
+    private final Script dropIntent;
+    private final Script statusScript;
+    /** Writers that left an intent key while waiting for readers: dropped when they give up. */
+    private final Set<LockRequest> intents = ConcurrentHashMap.newKeySet();
     private final Object pubSubLock = new Object();
     private final Map<String, List<Runnable>> listeners = new ConcurrentHashMap<>();
     private StatefulRedisPubSubConnection<String, String> pubSub;
@@ -71,7 +86,12 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .build());
         try {
-            this.connection = client.connect();
+            // Through Sentinel: a master-replica connection, which follows the sentinels' +switch-master
+            // (Lettuce refreshes about 5 s after it). A plain connection would keep writing to a demoted
+            // primary until the sentinels convert it to a replica, some 10 s later, while the lease runs
+            // out on the new primary.
+            this.connection = uri.getSentinels().isEmpty() ? client.connect()
+                    : MasterReplica.connect(client, StringCodec.UTF8, uri);
         } catch (RuntimeException e) {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
             throw e;
@@ -80,6 +100,9 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         this.acquire = new Script(Scripts.ACQUIRE);
         this.release = new Script(Scripts.RELEASE);
         this.renew = new Script(Scripts.RENEW);
+        this.verifyMember = new Script(Scripts.VERIFY_MEMBER);
+        this.dropIntent = new Script(Scripts.DROP_INTENT);
+        this.statusScript = new Script(Scripts.STATUS);
     }
 
     @Override
@@ -94,25 +117,42 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
 
     @Override
     public Optional<Grant> tryAcquire(LockRequest request) {
-        if (request.mode() != LockMode.EXCLUSIVE) {
-            throw new UnsupportedOperationException("redis: only exclusive locks so far");
-        }
         RedisKeys keys = RedisKeys.of(request.name());
-        OwnerInfo owner = request.owner();
-        String value = encode(owner, request.name());
-        List<Object> result = acquire.run(ScriptOutputType.MULTI, new String[] {keys.lock(), keys.fence()},
-                value, Long.toString(Math.max(1, request.lease().toMillis())));
+        String value = encode(request.owner(), request.name());
+        List<Object> result = acquire.run(ScriptOutputType.MULTI, keys.forAcquire(), code(request.mode()), value,
+                Long.toString(Math.max(1, request.lease().toMillis())), Integer.toString(request.permits()));
+        long answer = ((Number) result.get(1)).longValue();
         if (((Number) result.get(0)).longValue() == 1) {
-            return Optional.of(new RedisGrant(keys, value, ((Number) result.get(1)).longValue()));
+            intents.remove(request);
+            return Optional.of(new RedisGrant(keys, request.mode(), value, answer));
         }
+        if (result.size() > 2) {
+            intents.add(request); // it left an intent key: drop it if it gives up
+        }
+        // how long the holder's lease still runs (-1: a key without expiry, no hint)
+        request.retryAfter(Duration.ofMillis(answer));
         return Optional.empty();
+    }
+
+    @Override
+    public void abandon(LockRequest request) {
+        if (intents.remove(request)) {
+            RedisKeys keys = RedisKeys.of(request.name());
+            try {
+                dropIntent.run(ScriptOutputType.INTEGER, new String[] {keys.intent()},
+                        encode(request.owner(), request.name()), keys.channel());
+            } catch (LockBackendException e) {
+                LOG.debug("cannot drop a writer's intent ({}); it expires with its lease", e.getMessage());
+            }
+        }
     }
 
     @Override
     public void release(Grant grant) {
         RedisGrant g = (RedisGrant) grant;
         try {
-            release.run(ScriptOutputType.INTEGER, new String[] {g.keys.lock()}, g.value, g.keys.channel());
+            release.run(ScriptOutputType.INTEGER, new String[] {g.key()}, code(g.mode), g.value,
+                    g.keys.channel(g.mode));
         } catch (LockBackendException e) {
             // the key expires with its lease; waiters retry on their timer
             LOG.warn("cannot release a Redis lock ({}); it is freed when its lease runs out", e.getMessage());
@@ -122,7 +162,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     @Override
     public boolean renew(Grant grant, Duration lease) {
         RedisGrant g = (RedisGrant) grant;
-        Long renewed = renew.run(ScriptOutputType.INTEGER, new String[] {g.keys.lock()}, g.value,
+        Long renewed = renew.run(ScriptOutputType.INTEGER, new String[] {g.key()}, code(g.mode), g.value,
                 Long.toString(Math.max(1, lease.toMillis())));
         return renewed != null && renewed == 1;
     }
@@ -130,12 +170,24 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     @Override
     public boolean verify(Grant grant) {
         RedisGrant g = (RedisGrant) grant;
-        return g.value.equals(call(() -> redis.get(g.keys.lock())));
+        if (g.mode == LockMode.EXCLUSIVE) {
+            return g.value.equals(call(() -> redis.get(g.keys.lock())));
+        }
+        Long held = verifyMember.run(ScriptOutputType.INTEGER, new String[] {g.key()}, g.value);
+        return held != null && held == 1;
+    }
+
+    private static String code(LockMode mode) {
+        return switch (mode) {
+            case EXCLUSIVE -> "x";
+            case SHARED -> "s";
+            case PERMIT -> "p";
+        };
     }
 
     @Override
     public ChangeSubscription watchChanges(LockRequest request, Runnable onChange) {
-        String channel = RedisKeys.of(request.name()).channel();
+        String channel = RedisKeys.of(request.name()).channel(request.mode());
         synchronized (pubSubLock) {
             if (pubSub == null) {
                 pubSub = call(client::connectPubSub);
@@ -180,39 +232,58 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         };
     }
 
+    /**
+     * The exclusive holder ({@code HELD}), else the readers ({@code HELD_SHARED}, naming the one
+     * whose lease runs longest), else {@code FREE}. Semaphore permits are a separate namespace
+     * (as in the engine) and not reported here.
+     */
     @Override
     public LockStatus status(String name) {
         RedisKeys keys = RedisKeys.of(name);
-        String value = call(() -> redis.get(keys.lock()));
-        Long pttl = value == null ? null : call(() -> redis.pttl(keys.lock()));
-        String fence = call(() -> redis.get(keys.fence()));
-        long token = fence == null ? -1 : Long.parseLong(fence);
-        return statusOf(name, value, pttl, token);
+        List<Object> r = statusScript.run(ScriptOutputType.MULTI, new String[] {keys.lock(), keys.fence(), keys.shared()});
+        long token = r.get(5) == null ? -1 : Long.parseLong((String) r.get(5));
+        if (r.get(0) != null) {
+            return new LockStatus(name, LockStatus.State.HELD, ownerOf((String) r.get(0), (Long) r.get(1)), token);
+        }
+        if (r.get(2) != null) {
+            return new LockStatus(name, LockStatus.State.HELD_SHARED, ownerOf((String) r.get(2), (Long) r.get(3)), token);
+        }
+        return new LockStatus(name, LockStatus.State.FREE, Optional.empty(), token);
     }
 
+    /** Every name with an exclusive holder or readers: the lock keys and the reader sets. */
     @Override
     public List<LockStatus> list() {
-        List<LockStatus> out = new ArrayList<>();
+        Map<String, LockStatus> out = new java.util.LinkedHashMap<>();
+        scan(RedisKeys.LOCK_SUFFIX, key -> call(() -> redis.get(key)), out);
+        scan(RedisKeys.SHARED_SUFFIX, key -> {
+            List<String> first = call(() -> redis.zrange(key, 0, 0));
+            return first.isEmpty() ? null : first.get(0);
+        }, out);
+        return new ArrayList<>(out.values());
+    }
+
+    private void scan(String suffix, java.util.function.Function<String, String> valueOf, Map<String, LockStatus> out) {
         ScanCursor cursor = ScanCursor.INITIAL;
-        ScanArgs args = ScanArgs.Builder.matches(RedisKeys.PREFIX + "*" + RedisKeys.LOCK_SUFFIX).limit(500);
+        ScanArgs args = ScanArgs.Builder.matches(RedisKeys.PREFIX + "*" + suffix).limit(500);
         do {
             ScanCursor at = cursor;
             KeyScanCursor<String> page = call(() -> redis.scan(at, args));
             for (String key : page.getKeys()) {
-                String value = call(() -> redis.get(key));
-                if (value == null) {
-                    continue;
-                }
-                String name = decodeName(value);
-                if (name != null) {
-                    out.add(status(name));
+                String value = valueOf.apply(key);
+                String name = value == null ? null : decodeName(value);
+                if (name != null && !out.containsKey(name)) {
+                    LockStatus status = status(name);
+                    if (status.isHeld()) {
+                        out.put(name, status);
+                    }
                 }
             }
             cursor = page;
         } while (!cursor.isFinished());
-        return out;
     }
 
+    /** Removes the exclusive holder, every reader and a waiting writer's intent; then wakes waiters. */
     @Override
     public LockStatus breakLock(String name, boolean force) {
         LockStatus before = status(name);
@@ -226,7 +297,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         }
         RedisKeys keys = RedisKeys.of(name);
         call(() -> {
-            redis.del(keys.lock());
+            redis.del(keys.lock(), keys.shared(), keys.intent());
             redis.publish(keys.channel(), "1");
             return null;
         });
@@ -256,22 +327,19 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         return f.length == 5 ? f[4] : null;
     }
 
-    private static LockStatus statusOf(String name, String value, Long pttl, long token) {
-        if (value == null) {
-            return new LockStatus(name, LockStatus.State.FREE, Optional.empty(), token);
-        }
+    /** @return the owner in a stored value whose lease has {@code pttl} ms left; empty for a foreign value */
+    private static Optional<OwnerInfo> ownerOf(String value, Long pttl) {
         String[] f = value.split("\t", 5);
-        Optional<OwnerInfo> owner = Optional.empty();
-        if (f.length == 5) {
-            try {
-                Instant until = pttl != null && pttl > 0 ? Instant.now().plusMillis(pttl) : null;
-                owner = Optional.of(new OwnerInfo(f[1], Long.parseLong(f[2]), f[0],
-                        Instant.ofEpochMilli(Long.parseLong(f[3])), until));
-            } catch (RuntimeException e) {
-                owner = Optional.empty(); // a foreign value: report the lock held by someone unknown
-            }
+        if (f.length != 5) {
+            return Optional.empty();
         }
-        return new LockStatus(name, LockStatus.State.HELD, owner, token);
+        try {
+            Instant until = pttl != null && pttl > 0 ? Instant.now().plusMillis(pttl) : null;
+            return Optional.of(new OwnerInfo(f[1], Long.parseLong(f[2]), f[0],
+                    Instant.ofEpochMilli(Long.parseLong(f[3])), until));
+        } catch (RuntimeException e) {
+            return Optional.empty(); // a foreign value: report the lock held by someone unknown
+        }
     }
 
     // ------------------------------------------------------------------ calls
@@ -321,16 +389,10 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         }
     }
 
-    /** One acquisition: the keys, the exact value we stored, the fencing token. */
-    private static final class RedisGrant implements Grant {
-        final RedisKeys keys;
-        final String value;
-        final long token;
-
-        RedisGrant(RedisKeys keys, String value, long token) {
-            this.keys = keys;
-            this.value = value;
-            this.token = token;
+    /** One acquisition: the keys, the mode, the exact value we stored, the fencing token. */
+    private record RedisGrant(RedisKeys keys, LockMode mode, String value, long token) implements Grant {
+        String key() {
+            return keys.holderKey(mode);
         }
 
         @Override

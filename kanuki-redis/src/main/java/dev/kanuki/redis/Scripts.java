@@ -1,32 +1,145 @@
 package dev.kanuki.redis;
 
-/** The Lua scripts; each runs atomically on the server in one round trip. */
+/**
+ * The Lua scripts; each runs atomically on the server in one round trip. Every key a script
+ * touches carries the name's hash tag ({@link RedisKeys}), so a cluster never splits them.
+ *
+ * <p>Holders of a shared lock and of semaphore permits are members of a sorted set, scored by
+ * the time their lease runs out (server {@code TIME}, in ms): the scripts drop expired members
+ * with {@code ZREMRANGEBYSCORE} before they count, so a crashed holder's place frees itself.
+ */
 final class Scripts {
     private Scripts() {
     }
 
     /**
-     * KEYS: lock, fence. ARGV: value, lease ms. Returns {1, token} when taken, {0, pttl} when held.
-     * The fence counter gets a floor of the server's clock in microseconds whenever it is created
-     * (first use, or after a restart of a Redis that kept nothing, or an eviction): tokens stay
-     * above any issued before, as long as fewer than one acquisition per microsecond was made on
-     * the name and the server's clock does not go back.
+     * KEYS: lock, fence, shared, permits, intent. ARGV: mode ({@code x} exclusive, {@code s}
+     * shared, {@code p} permit), value, lease ms, permits. Returns {1, token} when taken, or
+     * {0, ms} when not: how long until the lock can become free without a release (the holder's
+     * remaining lease; -1 when the key has no expiry), with a third element 1 when the request
+     * left an intent key.
+     *
+     * <p>An exclusive request that finds readers leaves an intent key (its value, for its lease):
+     * new readers stay out while it exists, so a writer is not starved by a stream of readers in
+     * other processes. The writer removes it when it gets in; {@code DROP_INTENT} when it gives up.
+     *
+     * <p>The fence counter never falls below the server's clock in microseconds ({@code TIME}):
+     * a token is the larger of the counter plus one and the clock. So tokens keep rising where the
+     * counter itself goes back: a restart of a Redis that kept nothing, an eviction, or a failover
+     * to a replica that had not yet received the last increments, as long as the name got fewer
+     * than one acquisition per microsecond and the (new) server's clock is not behind the time the
+     * last token was issued. Every acquisition of the name, in any mode, takes the next token.
      */
     static final String ACQUIRE = """
-            if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+            local mode, value, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
+            local t = redis.call('TIME')
+            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            local function granted()
               local n = redis.call('INCR', KEYS[2])
-              if n == 1 then
-                local t = redis.call('TIME')
-                n = tonumber(t[1]) * 1000000 + tonumber(t[2])
+              local floor = tonumber(t[1]) * 1000000 + tonumber(t[2])
+              if n < floor then
+                n = floor
                 redis.call('SET', KEYS[2], string.format('%d', n))
               end
               return {1, n}
             end
-            return {0, redis.call('PTTL', KEYS[1])}
+            local function join(set)
+              redis.call('ZADD', set, now + lease, value)
+              if redis.call('PTTL', set) < lease then
+                redis.call('PEXPIRE', set, lease)
+              end
+              return granted()
+            end
+            local function firstLeft(set, index)
+              local m = redis.call('ZRANGE', set, index, index, 'WITHSCORES')
+              return math.max(1, tonumber(m[2]) - now)
+            end
+            if mode == 'p' then
+              redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+              if redis.call('ZSCORE', KEYS[4], value) or redis.call('ZCARD', KEYS[4]) < tonumber(ARGV[4]) then
+                return join(KEYS[4])
+              end
+              return {0, firstLeft(KEYS[4], 0)}
+            end
+            local held = redis.call('PTTL', KEYS[1])
+            if held ~= -2 then
+              return {0, held}
+            end
+            redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+            if mode == 's' then
+              local writer = redis.call('PTTL', KEYS[5])
+              if writer ~= -2 then
+                return {0, writer}
+              end
+              return join(KEYS[3])
+            end
+            if redis.call('ZCARD', KEYS[3]) > 0 then
+              redis.call('SET', KEYS[5], value, 'PX', lease)
+              return {0, firstLeft(KEYS[3], -1), 1}
+            end
+            redis.call('SET', KEYS[1], value, 'PX', lease)
+            if redis.call('GET', KEYS[5]) == value then
+              redis.call('DEL', KEYS[5])
+            end
+            return granted()
             """;
 
-    /** KEYS: lock. ARGV: value, channel. Compare-and-delete, then wake waiters. */
+    /**
+     * KEYS: the grant's key (lock, or the shared/permit set). ARGV: mode, value, channel.
+     * Compare-and-delete (or remove our member), then wake waiters.
+     */
     static final String RELEASE = """
+            local gone
+            if ARGV[1] == 'x' then
+              gone = redis.call('GET', KEYS[1]) == ARGV[2] and redis.call('DEL', KEYS[1]) == 1
+            else
+              gone = redis.call('ZREM', KEYS[1], ARGV[2]) == 1
+            end
+            if gone then
+              redis.call('PUBLISH', ARGV[3], '1')
+              return 1
+            end
+            return 0
+            """;
+
+    /**
+     * KEYS: the grant's key. ARGV: mode, value, lease ms. Compare-and-{@code PEXPIRE} for the
+     * lock; for a set member, a new expiry while its old one has not passed.
+     */
+    static final String RENEW = """
+            local lease = tonumber(ARGV[3])
+            if ARGV[1] == 'x' then
+              if redis.call('GET', KEYS[1]) == ARGV[2] then
+                return redis.call('PEXPIRE', KEYS[1], lease)
+              end
+              return 0
+            end
+            local t = redis.call('TIME')
+            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            local ends = redis.call('ZSCORE', KEYS[1], ARGV[2])
+            if not ends or tonumber(ends) <= now then
+              return 0
+            end
+            redis.call('ZADD', KEYS[1], 'XX', now + lease, ARGV[2])
+            if redis.call('PTTL', KEYS[1]) < lease then
+              redis.call('PEXPIRE', KEYS[1], lease)
+            end
+            return 1
+            """;
+
+    /** KEYS: a shared or permit set. ARGV: value. 1 while our member is there and unexpired. */
+    static final String VERIFY_MEMBER = """
+            local t = redis.call('TIME')
+            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
+            if ends and tonumber(ends) > now then
+              return 1
+            end
+            return 0
+            """;
+
+    /** KEYS: intent. ARGV: value, channel. A writer gave up: let readers in again, and wake them. */
+    static final String DROP_INTENT = """
             if redis.call('GET', KEYS[1]) == ARGV[1] then
               redis.call('DEL', KEYS[1])
               redis.call('PUBLISH', ARGV[2], '1')
@@ -35,11 +148,21 @@ final class Scripts {
             return 0
             """;
 
-    /** KEYS: lock. ARGV: value, lease ms. Compare-and-PEXPIRE. */
-    static final String RENEW = """
-            if redis.call('GET', KEYS[1]) == ARGV[1] then
-              return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    /**
+     * KEYS: lock, fence, shared. Returns {lock value or false, lock pttl, the reader whose lease
+     * runs longest or false, its ms left, live readers, fence or false}, on the server's clock.
+     */
+    static final String STATUS = """
+            local t = redis.call('TIME')
+            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            local value = redis.call('GET', KEYS[1])
+            local pttl = value and redis.call('PTTL', KEYS[1]) or -2
+            local readers = redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf')
+            local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+            local reader, left = false, -2
+            if readers > 0 then
+              reader, left = last[1], tonumber(last[2]) - now
             end
-            return 0
+            return {value, pttl, reader, left, readers, redis.call('GET', KEYS[2])}
             """;
 }

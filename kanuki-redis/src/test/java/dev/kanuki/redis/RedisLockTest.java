@@ -9,22 +9,35 @@ import dev.kanuki.LockException;
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockProvider;
 import dev.kanuki.LockStatus;
+import dev.kanuki.contract.HolderProcess;
+import dev.kanuki.spi.Grant;
+import dev.kanuki.spi.LockBackend;
+import dev.kanuki.spi.LockMode;
+import dev.kanuki.spi.LockRequest;
+import dev.kanuki.spi.LockUri;
 import dev.kanuki.testkit.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
-/** What the contract does not show: round trips, script cache loss, restarts, odd names, lost keys. */
+/**
+ * What the contract does not show: round trips, waiting without polling, writers ahead of readers,
+ * pruning of expired readers and permits, script cache loss, restarts, odd names, lost keys.
+ */
 class RedisLockTest {
     private static RedisServer server;
     private static RedisClient admin;
@@ -57,7 +70,8 @@ class RedisLockTest {
             Map<String, Long> calls = commandCalls(c.sync().info("commandstats"));
             h.close();
             // what the scripts call inside, and the admin's own commands, are not client round trips
-            calls.keySet().removeAll(Set.of("set", "incr", "time", "info", "config|resetstat"));
+            calls.keySet().removeAll(Set.of("set", "incr", "time", "get", "pttl", "zremrangebyscore", "zcard",
+                    "info", "config|resetstat"));
             assertEquals(Map.of("evalsha", 1L), calls, "an acquisition is one EVALSHA and nothing else");
         }
     }
@@ -88,12 +102,124 @@ class RedisLockTest {
             c.sync().configResetstat();
             Thread.sleep(3000); // an idle wait: the holder keeps the lock
             long attempts = commandCalls(c.sync().info("commandstats")).getOrDefault("evalsha", 0L);
-            // Polling at the engine's 5 ms default would make hundreds; a watched waiter retries about
-            // once a second for a holder that might have died.
-            assertTrue(attempts < 20, attempts + " attempts during a 3 s idle wait");
+            // The engine's backoff ramp alone would make a dozen attempts in the first second. The
+            // acquisition script tells it how long the holder's lease still runs (up to 30 s here),
+            // and a watched waiter sleeps that long unless the release's PUBLISH wakes it.
+            assertTrue(attempts <= 2, attempts + " attempts during a 3 s idle wait");
             held.close();
             waiting.get(30, java.util.concurrent.TimeUnit.SECONDS).close();
         }
+    }
+
+    @Test
+    void aWaiterForACrashedHolderRetriesWhenItsLeaseRunsOutNotBefore(@TempDir Path dir) throws Exception {
+        Duration lease = Duration.ofSeconds(5);
+        try (LockProvider waiterSide = LockProvider.open(server.kanukiUri());
+             StatefulRedisConnection<String, String> c = admin.connect()) {
+            HolderProcess holder = HolderProcess.start(server.kanukiUri() + "?lease=" + lease.toMillis() + "ms",
+                    "crashed", "exclusive", dir.resolve("holder.err"));
+            CompletableFuture<LockHandle> waiting = waiterSide.lock("crashed").acquireAsync(Duration.ofSeconds(60));
+            await().atMost(Duration.ofSeconds(30)).until(() -> !c.sync().pubsubChannels("kanuki:*").isEmpty());
+            c.sync().configResetstat();
+            holder.kill(); // SIGKILL: no release, no PUBLISH; the key expires within the lease
+            long killed = System.nanoTime();
+            LockHandle got = waiting.get(30, TimeUnit.SECONDS);
+            Duration waited = Duration.ofNanos(System.nanoTime() - killed);
+            long attempts = commandCalls(c.sync().info("commandstats")).getOrDefault("evalsha", 0L);
+            got.close();
+            assertTrue(waited.compareTo(lease.plusSeconds(3)) < 0, "served " + waited.toMillis() + " ms after the kill");
+            // the backoff ramp (0.2 ms doubling to 1 s, then once a second) made 6 and more here; with
+            // the holder's remaining lease as the pause: one when the key has expired, perhaps one
+            // before if the holder renewed just before it was killed
+            assertTrue(attempts <= 3, attempts + " attempts (EVALSHA) while waiting for a dead holder's lease");
+            assertTrue(got.fencingToken() > holder.token());
+        }
+    }
+
+    @Test
+    void aWriterWaitingForReadersKeepsNewReadersOut() {
+        try (LockBackend backend = backend()) {
+            LockRequest reader = request("starved", LockMode.SHARED, Duration.ofSeconds(30));
+            Grant r1 = backend.tryAcquire(reader).orElseThrow();
+            LockRequest writer = request("starved", LockMode.EXCLUSIVE, Duration.ofSeconds(30));
+            assertTrue(backend.tryAcquire(writer).isEmpty(), "a writer got in beside a reader");
+            assertTrue(writer.takeRetryAfter().isPresent(), "no hint: the reader's lease runs ~30 s");
+            LockRequest late = request("starved", LockMode.SHARED, Duration.ofSeconds(30));
+            assertTrue(backend.tryAcquire(late).isEmpty(), "a later reader overtook the waiting writer");
+            assertEquals(LockStatus.State.HELD_SHARED, backend.status("starved").state());
+            backend.release(r1);
+            Grant w = backend.tryAcquire(writer).orElseThrow(() -> new AssertionError("the writer waited in vain"));
+            assertEquals(LockStatus.State.HELD, backend.status("starved").state());
+            assertTrue(backend.tryAcquire(late).isEmpty(), "a reader got in beside the writer");
+            backend.release(w);
+            backend.release(backend.tryAcquire(late).orElseThrow(() -> new AssertionError("readers stay out after the writer")));
+
+            // a writer that gives up (a try without waiting, a timeout) lets readers in at once
+            Grant r2 = backend.tryAcquire(request("starved", LockMode.SHARED, Duration.ofSeconds(30))).orElseThrow();
+            LockRequest quitter = request("starved", LockMode.EXCLUSIVE, Duration.ofSeconds(30));
+            assertTrue(backend.tryAcquire(quitter).isEmpty());
+            backend.abandon(quitter);
+            backend.release(backend.tryAcquire(request("starved", LockMode.SHARED, Duration.ofSeconds(30)))
+                    .orElseThrow(() -> new AssertionError("a writer that gave up still keeps readers out")));
+            backend.release(r2);
+        }
+    }
+
+    @Test
+    void expiredReadersAndPermitHoldersArePrunedByTheScripts() {
+        try (LockBackend backend = backend()) {
+            // one short-lived reader that never renews, beside a long-lived one that keeps the set alive
+            Grant dead = backend.tryAcquire(request("pruned", LockMode.SHARED, Duration.ofMillis(300))).orElseThrow();
+            Grant alive = backend.tryAcquire(request("pruned", LockMode.SHARED, Duration.ofSeconds(30))).orElseThrow();
+            assertTrue(backend.verify(dead));
+            await().atMost(Duration.ofSeconds(10)).until(() -> !backend.verify(dead));
+            assertTrue(!backend.renew(dead, Duration.ofSeconds(30)), "an expired reader renewed its lease");
+            backend.release(alive);
+            backend.release(backend.tryAcquire(request("pruned", LockMode.EXCLUSIVE, Duration.ofSeconds(30)))
+                    .orElseThrow(() -> new AssertionError("an expired reader kept the writer out")));
+
+            LockRequest first = permit("pruned", Duration.ofMillis(300));
+            Grant p1 = backend.tryAcquire(first).orElseThrow();
+            Grant p2 = backend.tryAcquire(permit("pruned", Duration.ofSeconds(30))).orElseThrow();
+            LockRequest third = permit("pruned", Duration.ofSeconds(30));
+            assertTrue(backend.tryAcquire(third).isEmpty(), "a third permit of two");
+            long hint = third.takeRetryAfter().orElseThrow().toMillis();
+            assertTrue(hint > 0 && hint <= 300, "the next permit frees in " + hint + " ms, not after the longest lease");
+            await().atMost(Duration.ofSeconds(10)).until(() -> backend.tryAcquire(third).isPresent());
+            assertTrue(!backend.verify(p1));
+            backend.release(p2);
+        }
+    }
+
+    @Test
+    void readersAreShownSharedListedAndBroken() throws Exception {
+        try (LockProvider readers = LockProvider.open(server.kanukiUri() + "?lease=2s");
+             LockProvider admin = LockProvider.open("redis://localhost:" + server.port())) {
+            LockHandle r1 = readers.readWriteLock("shared-status").readLock().acquire(Duration.ofSeconds(5));
+            LockStatus status = admin.status("shared-status");
+            assertEquals(LockStatus.State.HELD_SHARED, status.state());
+            assertEquals(ProcessHandle.current().pid(), status.owner().orElseThrow().pid(), "names a reader");
+            assertEquals(r1.fencingToken(), status.lastFencingToken());
+            assertTrue(admin.list().stream().anyMatch(s -> s.name().equals("shared-status")
+                    && s.state() == LockStatus.State.HELD_SHARED), "the listing shows the readers");
+            assertThrows(IllegalStateException.class, () -> admin.breakLock("shared-status", false));
+            admin.breakLock("shared-status", true);
+            assertEquals(LockStatus.State.FREE, admin.status("shared-status").state());
+            r1.lost().get(30, TimeUnit.SECONDS); // its renewal finds its member gone
+            r1.close();
+        }
+    }
+
+    private static LockBackend backend() {
+        return new RedisLockBackendFactory().create(LockUri.parse(server.kanukiUri()));
+    }
+
+    private static LockRequest request(String name, LockMode mode, Duration lease) {
+        return new LockRequest(name, mode, 1, lease);
+    }
+
+    private static LockRequest permit(String name, Duration lease) {
+        return new LockRequest(name, LockMode.PERMIT, 2, lease);
     }
 
     @Test

@@ -25,11 +25,44 @@ public final class RedisServer extends ServerProcess {
     private static RedisServer shared;
     private final Path binary;
     private final boolean tls;
+    /** For a replica: the port of its primary (on 127.0.0.1) at start; else null. */
+    private final String replicaOf;
+    /** For a sentinel: the {@code sentinel monitor} line's {@code NAME 127.0.0.1 PORT}; else null. */
+    private final String monitors;
+
+    /** For a sentinel: the port of the replica it is told of at start; else 0. */
+    private final int knownReplica;
 
     private RedisServer(Path binary, boolean tls) {
-        super("redis", "redis");
+        this(binary, tls, null, null, 0);
+    }
+
+    private RedisServer(Path binary, boolean tls, String replicaOf, String monitors, int knownReplica) {
+        super(monitors != null ? "redis-sentinel" : "redis", "redis");
         this.binary = binary;
         this.tls = tls;
+        this.replicaOf = replicaOf;
+        this.monitors = monitors;
+        this.knownReplica = knownReplica;
+    }
+
+    /** Starts a replica of {@code primary} (for {@link RedisSentinel}). */
+    static RedisServer startReplicaOf(RedisServer primary) {
+        RedisServer server = new RedisServer(findBinary(), false, Integer.toString(primary.port()), null, 0);
+        server.firstStart();
+        return server;
+    }
+
+    /**
+     * Starts {@code redis-server --sentinel} watching {@code primary} as {@code masterName} with a
+     * quorum of {@code quorum}, noticing a dead primary after one second, told of {@code replica}
+     * at once (else it learns of it from the primary's {@code INFO}, every 10 s) (for {@link RedisSentinel}).
+     */
+    static RedisServer startSentinel(RedisServer primary, RedisServer replica, String masterName, int quorum) {
+        RedisServer server = new RedisServer(findBinary(), false, null,
+                masterName + " " + HOST + " " + primary.port() + " " + quorum, replica.port());
+        server.firstStart();
+        return server;
     }
 
     /**
@@ -131,7 +164,17 @@ public final class RedisServer extends ServerProcess {
 
     @Override
     void initialize() throws IOException, InterruptedException {
-        subdirectory("data");
+        Path data = subdirectory("data");
+        if (monitors != null) {
+            String name = monitors.substring(0, monitors.indexOf(' '));
+            Path conf = data.resolve("sentinel.conf");
+            java.nio.file.Files.writeString(conf, "sentinel monitor " + monitors + "\n"
+                    + "sentinel down-after-milliseconds " + name + " 1000\n"
+                    + "sentinel failover-timeout " + name + " 10000\n"
+                    + "sentinel known-replica " + name + " " + HOST + " " + knownReplica + "\n");
+            // the sentinel rewrites its configuration (as the service user when this JVM is root)
+            java.nio.file.Files.setPosixFilePermissions(conf, java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-rw-"));
+        }
         if (tls) {
             Path dir = subdirectory("tls");
             runToCompletion(List.of("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
@@ -143,6 +186,17 @@ public final class RedisServer extends ServerProcess {
     @Override
     List<String> serverCommand(int port) {
         List<String> command = new ArrayList<>(List.of(binary.toString()));
+        if (monitors != null) {
+            // redis-server runs as a sentinel with --sentinel: the redis-sentinel package is not needed
+            command.addAll(List.of(dataDirectory().resolve("sentinel.conf").toString(), "--sentinel"));
+        }
+        if (replicaOf != null) {
+            command.addAll(List.of("--replicaof", HOST, replicaOf));
+        }
+        if (monitors == null) {
+            // a replica is served at once, not after waiting 5 s for others to share the transfer
+            command.addAll(List.of("--repl-diskless-sync-delay", "0"));
+        }
         if (tls) {
             Path dir = directory.resolve("tls");
             command.addAll(List.of("--port", "0", "--tls-port", Integer.toString(port),
@@ -165,7 +219,7 @@ public final class RedisServer extends ServerProcess {
 
     @Override
     String readyMarker() {
-        return "Ready to accept connections";
+        return monitors != null ? "+monitor master" : "Ready to accept connections";
     }
 
     @Override
