@@ -89,18 +89,12 @@ class LeaseWatchdogTest {
     }
 
     /** A ttl backend whose renewals hang, as on a stalled connection: the first renewal never answers. */
-    static final class HangingRenewals implements LockBackend {
+    static final class HangingRenewals extends FakeBackend {
         private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
         private final AtomicLong tokens = new AtomicLong();
 
-        @Override
-        public Capabilities capabilities() {
-            return Capabilities.builder(LeaseKind.TTL).build();
-        }
-
-        @Override
-        public String scope() {
-            return "hanging-renewals:" + System.identityHashCode(this);
+        HangingRenewals() {
+            super(LeaseKind.TTL);
         }
 
         @Override
@@ -110,27 +104,13 @@ class LeaseWatchdogTest {
         }
 
         @Override
-        public boolean renew(Grant grant, Duration lease) {
+        public boolean renew(Grant grant, java.time.Duration lease) {
             try {
                 closed.await(); // the connection is stalled: no answer, no error, until the provider closes
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
             return true;
-        }
-
-        @Override
-        public void release(Grant grant) {
-        }
-
-        @Override
-        public boolean verify(Grant grant) {
-            return true;
-        }
-
-        @Override
-        public LockStatus status(String name) {
-            return new LockStatus(name, LockStatus.State.UNKNOWN, Optional.empty(), -1);
         }
 
         @Override
