@@ -1,0 +1,285 @@
+package dev.kanuki.zookeeper;
+
+import dev.kanuki.spi.ChangeSubscription;
+import dev.kanuki.spi.LockRequest;
+import dev.kanuki.zookeeper.ZooKeeperCalls.Read;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The wait queues of contended locks: FIFO across JVMs, without a herd. When a lock is taken,
+ * the acquisition takes a place in its name's queue directory ({@code PREFIX/queue/STEM}, a
+ * container node): an ephemeral-sequential {@link QueueEntry} carrying its owner id. It then
+ * watches only what it must (as Curator's {@code LockInternals} does): the place before it
+ * ({@link QueueEntry#blocker}), or, first in line, the lock node of a holder that took the lock
+ * by the one-request fast path. A release therefore wakes one waiter, and a waiter whose watch
+ * has not fired makes no request at all when the engine's timer asks again.
+ *
+ * <p>A place that nothing is before holds the lock and stays in the queue until released: its
+ * own node is the grant, its {@code czxid} the fencing token (a place made later has a higher
+ * one, and a fast-path holder's lock node was made before the queue existed). The fast path
+ * never overtakes a queue: it only succeeds while the queue directory does not exist (see
+ * {@link ZooKeeperLockBackend}), and the directory exists while a place is in it; the last one to
+ * leave removes it (the server removes a container a crashed waiter left empty).
+ *
+ * <p>An abandoned acquisition (deadline passed, cancelled, failed) deletes its place; a create
+ * whose answer did not come is found by its owner id, or deleted when its answer arrives. A place
+ * lost with its session is made again at the back of the queue.
+ */
+final class WaitQueue {
+    private static final Logger LOG = LoggerFactory.getLogger(WaitQueue.class);
+
+    private final ZooKeeperCalls calls;
+    private final Map<LockRequest, Place> places = new ConcurrentHashMap<>();
+
+    WaitQueue(ZooKeeperCalls calls) {
+        this.calls = calls;
+    }
+
+    /**
+     * One request's place, from its enqueue to its grant or abandonment. It is the watcher of the
+     * one node it waits for: any event means "read the queue again".
+     */
+    private static final class Place implements Watcher {
+        final String dir;
+        final String lockPath;
+        final String prefix;
+        final byte[] data;
+        final String owner;
+        volatile String entry;
+        volatile Stat stat;
+        /** A create of the place was not answered: it may exist, to be found by its owner id. */
+        volatile boolean unsure;
+        volatile CompletableFuture<CuratorEvent> unanswered;
+        /** Set by the watch: the queue must be read again. */
+        volatile boolean changed = true;
+        volatile String watched;
+        volatile Runnable onChange;
+
+        Place(String dir, String lockPath, String prefix, byte[] data, String owner) {
+            this.dir = dir;
+            this.lockPath = lockPath;
+            this.prefix = prefix;
+            this.data = data;
+            this.owner = owner;
+        }
+
+        @Override
+        public void process(WatchedEvent event) {
+            changed = true; // a node event, or a connection event that may have cost the watch
+            Runnable r = onChange;
+            if (r != null) {
+                r.run();
+            }
+        }
+
+        String path() {
+            return dir + "/" + entry;
+        }
+    }
+
+    /** @return whether the request has a place in a queue */
+    boolean isWaiting(LockRequest request) {
+        return places.containsKey(request);
+    }
+
+    /**
+     * Takes or keeps the request's place in the queue {@code dir} and looks whether it holds now.
+     *
+     * @param lockPath the lock node a fast-path holder holds
+     * @param epoch the connection epoch the grant will carry
+     * @param until the call budget's end on the nanoTime clock
+     * @return the grant when nothing is before the place any more; empty while it waits (watching
+     *     the one node it waits for)
+     */
+    Optional<ZkGrant> advance(LockRequest request, String dir, String lockPath, byte[] data, long epoch, long until) {
+        Place place = places.computeIfAbsent(request, r -> new Place(dir, lockPath,
+                QueueEntry.prefix(r.mode(), r.owner().id()), data, r.owner().id()));
+        if (!place.changed) {
+            return Optional.empty(); // nothing moved since the watch was set: no request needed
+        }
+        boolean enqueued = false;
+        while (true) {
+            place.changed = false; // before reading: an event from now on makes the next attempt read again
+            if (place.entry == null) {
+                enqueue(place, until);
+                enqueued = true;
+            }
+            Read children = calls.await(calls.getChildren(dir), "reading the wait queue", budget(until));
+            List<QueueEntry> queue = children.code() == Code.OK ? QueueEntry.inOrder(children.children()) : List.of();
+            int index = indexOf(queue, place.entry);
+            if (index < 0) {
+                if (enqueued) {
+                    throw calls.failure(Code.NONODE, "finding our place in the wait queue");
+                }
+                LOG.debug("place {} in the wait queue is gone (its session ended): queueing again", place.entry);
+                place.entry = null;
+                continue;
+            }
+            QueueEntry blocker = QueueEntry.blocker(queue, index);
+            String waitFor = blocker == null ? lockPath : dir + "/" + blocker.name();
+            // getData, not exists: no watch is left behind on a node that is already gone
+            Read read = calls.await(calls.getData(waitFor, place), "watching the wait queue", budget(until));
+            if (read.code() == Code.OK) {
+                place.watched = waitFor;
+                return Optional.empty();
+            }
+            if (read.code() != Code.NONODE) {
+                throw calls.failure(read.code(), "watching the wait queue");
+            }
+            if (blocker == null) {
+                places.remove(request);
+                Stat stat = place.stat;
+                return Optional.of(new ZkGrant(place.path(), stat.getCzxid(), stat.getVersion(),
+                        stat.getEphemeralOwner(), epoch, dir));
+            }
+            // the place before ours left between the two reads: read the queue again
+        }
+    }
+
+    private static Duration budget(long until) {
+        return Duration.ofNanos(Math.max(0, until - System.nanoTime()));
+    }
+
+    private static int indexOf(List<QueueEntry> queue, String entry) {
+        for (int i = 0; i < queue.size(); i++) {
+            if (queue.get(i).name().equals(entry)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** Creates the place (its parents as containers when missing), or finds the one an unanswered create made. */
+    private void enqueue(Place place, long until) {
+        while (true) {
+            if (place.unsure && findOwn(place, until)) {
+                return;
+            }
+            CompletableFuture<CuratorEvent> sent = ZooKeeperCalls.send(cb -> calls.client.create()
+                    .storingStatIn(new Stat()).creatingParentContainersIfNeeded()
+                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).inBackground(cb)
+                    .forPath(place.dir + "/" + place.prefix, place.data));
+            CuratorEvent created;
+            try {
+                created = calls.await(sent, "queueing", budget(until));
+            } catch (RuntimeException e) {
+                place.unsure = true;
+                place.unanswered = sent;
+                throw e;
+            }
+            Code code = Code.get(created.getResultCode());
+            if (code == Code.OK) {
+                place.stat = created.getStat();
+                place.entry = created.getName().substring(place.dir.length() + 1);
+                place.unsure = false;
+                return;
+            }
+            boolean timeLeft = System.nanoTime() < until;
+            if (code == Code.CONNECTIONLOSS && timeLeft) {
+                place.unsure = true; // it may have been applied: look for it before creating another
+            } else if (code != Code.NONODE && code != Code.SESSIONEXPIRED || !timeLeft) {
+                // NONODE: the last place left and removed the directory between its creation and ours
+                throw calls.failure(code, "queueing");
+            }
+            ZooKeeperCalls.pauseBeforeRetry();
+        }
+    }
+
+    /** @return whether a place of this request's owner was found (and adopted) in the queue */
+    private boolean findOwn(Place place, long until) {
+        Read children = calls.await(calls.getChildren(place.dir), "reading the wait queue", budget(until));
+        if (children.code() != Code.OK) {
+            return false;
+        }
+        for (QueueEntry e : QueueEntry.inOrder(children.children())) {
+            if (e.owner().equals(place.owner) && e.name().startsWith(place.prefix)) {
+                Read read = calls.await(calls.getData(place.dir + "/" + e.name(), null), "reading the wait queue",
+                        budget(until));
+                if (read.code() == Code.OK && read.stat().getEphemeralOwner() == calls.sessionId()) {
+                    place.entry = e.name();
+                    place.stat = read.stat();
+                    place.unsure = false;
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Registers the engine's wake-up for a waiting request: called when the node it waits for
+     * changes (or the connection does).
+     *
+     * @return the registration, or null when the request has no place
+     */
+    ChangeSubscription subscribe(LockRequest request, Runnable onChange) {
+        Place place = places.get(request);
+        if (place == null) {
+            return null;
+        }
+        place.onChange = onChange;
+        return () -> place.onChange = null;
+    }
+
+    /**
+     * Gives up the request's place, if it has one: deletes its node (found by owner id when its
+     * create was not answered, or deleted when the answer arrives) and the directory if it is
+     * then empty. Waits for the delete at most the call timeout, so that a waiter behind it is
+     * not held up by a place nobody will take.
+     */
+    void leave(LockRequest request) {
+        Place place = places.remove(request);
+        if (place == null) {
+            return;
+        }
+        place.onChange = null;
+        CompletableFuture<CuratorEvent> late = place.unanswered;
+        if (late != null) {
+            late.thenAccept(created -> {
+                if (created.getResultCode() == Code.OK.intValue()) {
+                    calls.deleteOnSession(created.getName(), -1, created.getStat().getEphemeralOwner());
+                }
+            });
+        }
+        if (place.watched != null) {
+            calls.forgetWatch(place.watched, place);
+        }
+        long until = System.nanoTime() + calls.timeout.toNanos();
+        if (place.entry == null && place.unsure) {
+            findOwn(place, until);
+        }
+        if (place.entry != null) {
+            calls.await(calls.deleteOnSession(place.path(), -1, place.stat.getEphemeralOwner()),
+                    "leaving the wait queue", budget(until));
+        }
+        calls.deleteIfEmpty(place.dir);
+    }
+
+    /**
+     * @return the places that hold the lock of the queue {@code dir} now, in order: a writer, or
+     *     the readers in front; empty when none
+     */
+    List<QueueEntry> holders(String dir) {
+        Read children = calls.await(calls.getChildren(dir), "reading the wait queue");
+        if (children.code() == Code.NONODE) {
+            return List.of();
+        }
+        if (children.code() != Code.OK) {
+            throw calls.failure(children.code(), "reading the wait queue");
+        }
+        return QueueEntry.holders(QueueEntry.inOrder(children.children()));
+    }
+}

@@ -1,0 +1,225 @@
+package dev.kanuki.zookeeper;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kanuki.LockHandle;
+import dev.kanuki.LockProvider;
+import dev.kanuki.LockTimeoutException;
+import dev.kanuki.spi.SafeNames;
+import dev.kanuki.testkit.ZooKeeperServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.zookeeper.data.Stat;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Contended waiting: one queue per name, FIFO across JVMs, each waiter watching one node, no
+ * place left behind; the read-write rule on that queue.
+ */
+class ZooKeeperWaitQueueTest {
+    private static ZooKeeperServer server;
+    private static CuratorFramework admin;
+
+    @TempDir
+    java.nio.file.Path tempDir;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = ZooKeeperServer.start();
+        admin = CuratorFrameworkFactory.newClient(server.connectString(), new RetryOneTime(100));
+        admin.start();
+        assertTrue(admin.blockUntilConnected(30, TimeUnit.SECONDS));
+    }
+
+    @AfterAll
+    static void stop() {
+        admin.close();
+        server.close();
+    }
+
+    private static String lockNode(String name) {
+        return "/kanuki/lock/" + SafeNames.stem(name, "L");
+    }
+
+    private static String queueDir(String name) {
+        return "/kanuki/queue/" + SafeNames.stem(name, "L");
+    }
+
+    /** @return the places in the name's queue, in order */
+    private static List<String> places(String name) throws Exception {
+        if (admin.checkExists().forPath(queueDir(name)) == null) {
+            return List.of();
+        }
+        List<String> children = new ArrayList<>(admin.getChildren().forPath(queueDir(name)));
+        children.sort((a, b) -> a.substring(a.length() - 10).compareTo(b.substring(b.length() - 10)));
+        return children;
+    }
+
+    private static boolean nothingLeft(String name) throws Exception {
+        return admin.checkExists().forPath(queueDir(name)) == null && admin.checkExists().forPath(lockNode(name)) == null;
+    }
+
+    @Test
+    @Timeout(180)
+    void waitersInThreeJvmsAreServedInQueueOrderAndAReleaseWakesOnlyTheNext() throws Exception {
+        String name = "fifo across jvms";
+        // a long session: the waiters' clients send nothing but pings (which lcxid does not count)
+        String uri = server.kanukiUri() + "?session=60s";
+        try (LockProvider locks = LockProvider.open(uri)) {
+            LockHandle held = locks.lock(name).acquire(Duration.ofSeconds(10));
+            List<HolderJvm> waiters = new ArrayList<>();
+            try {
+                for (int i = 0; i < 3; i++) {
+                    waiters.add(HolderJvm.start(uri, name, "exclusive", tempDir.resolve("waiter" + i + ".err")));
+                    int queued = i + 1;
+                    Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> places(name).size() == queued);
+                }
+                List<Long> sessions = new ArrayList<>();
+                for (String place : places(name)) {
+                    sessions.add(admin.checkExists().forPath(queueDir(name) + "/" + place).getEphemeralOwner());
+                }
+                // Each waiter watches one node: the first the lock node, the others the place before theirs.
+                Map<String, List<Long>> watches = ServerWatches.byPath(server);
+                assertEquals(List.of(sessions.get(0)), watches.get(lockNode(name)), "who watches the lock node: " + watches);
+                List<String> places = places(name);
+                for (int i = 1; i < 3; i++) {
+                    assertEquals(List.of(sessions.get(i)), watches.get(queueDir(name) + "/" + places.get(i - 1)),
+                            "who watches place " + (i - 1) + ": " + watches);
+                }
+                long[] before = {ServerWatches.lastRequest(server, sessions.get(1)),
+                        ServerWatches.lastRequest(server, sessions.get(2))};
+                held.close();
+                long previous = held.fencingToken();
+                for (int served = 0; served < 3; served++) {
+                    long token = waiters.get(served).awaitHeld(Duration.ofSeconds(30));
+                    assertTrue(token > previous, "token " + token + " after " + previous);
+                    previous = token;
+                    for (int later = served + 1; later < 3; later++) {
+                        assertFalse(waiters.get(later).held(), "waiter " + later + " got the lock before waiter " + served);
+                    }
+                    if (served == 0) {
+                        // the release woke the first waiter only: the others sent no request
+                        assertEquals(before[0], ServerWatches.lastRequest(server, sessions.get(1)), "waiter 1 woke");
+                        assertEquals(before[1], ServerWatches.lastRequest(server, sessions.get(2)), "waiter 2 woke");
+                    }
+                    waiters.get(served).release();
+                }
+            } finally {
+                for (HolderJvm w : waiters) {
+                    w.close();
+                }
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> nothingLeft(name));
+        }
+    }
+
+    @Test
+    void aWaiterThatGivesUpLeavesNoPlaceBehind() throws Exception {
+        String name = "gives up";
+        try (LockProvider holderSide = LockProvider.open(server.kanukiUri());
+             LockProvider waiterSide = LockProvider.open("zookeeper://localhost:" + server.port())) {
+            LockHandle held = holderSide.lock(name).acquire(Duration.ofSeconds(5));
+            try {
+                waiterSide.lock(name).acquire(Duration.ofMillis(500));
+                throw new AssertionError("acquired a held lock");
+            } catch (LockTimeoutException expected) {
+                // its place goes with it
+            }
+            assertEquals(List.of(), places(name), "the timed-out waiter's place");
+            CompletableFuture<LockHandle> cancelled = waiterSide.lock(name).acquireAsync(Duration.ofSeconds(30));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 1);
+            cancelled.cancel(true);
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).isEmpty());
+            CompletableFuture<LockHandle> served = waiterSide.lock(name).acquireAsync(Duration.ofSeconds(30));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 1);
+            held.close();
+            served.get(10, TimeUnit.SECONDS).close();
+            // the last to leave removes the queue: the next acquisition is the one-request fast path again
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> nothingLeft(name));
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void aWaiterWhoseJvmDiesLeavesTheLine() throws Exception {
+        String name = "waiter dies";
+        try (LockProvider holderSide = LockProvider.open(server.kanukiUri());
+             LockProvider waiterSide = LockProvider.open("zookeeper://localhost:" + server.port())) {
+            LockHandle held = holderSide.lock(name).acquire(Duration.ofSeconds(5));
+            HolderJvm doomed = HolderJvm.start(server.kanukiUri() + "?session=1s", name, "exclusive",
+                    tempDir.resolve("doomed.err"));
+            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> places(name).size() == 1);
+            CompletableFuture<LockHandle> next = waiterSide.lock(name).acquireAsync(Duration.ofSeconds(60));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 2);
+            doomed.close(); // SIGKILL: its session expires, and its place with it
+            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> places(name).size() == 1);
+            held.close();
+            try (LockHandle h = next.get(10, TimeUnit.SECONDS)) {
+                assertTrue(h.fencingToken() > held.fencingToken());
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> nothingLeft(name));
+        }
+    }
+
+    @Test
+    void aReaderWaitsForAWriterQueuedBeforeIt() throws Exception {
+        String name = "rw order";
+        // three scopes: this JVM keeps no common in-JVM queue for them
+        try (LockProvider a = LockProvider.open(server.kanukiUri());
+             LockProvider b = LockProvider.open("zookeeper://localhost:" + server.port());
+             LockProvider c = LockProvider.open("zookeeper://localhost:" + server.port() + ",127.0.0.1:" + server.port())) {
+            LockHandle firstReader = a.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
+            CompletableFuture<LockHandle> writer = b.readWriteLock(name).writeLock().acquireAsync(Duration.ofSeconds(30));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 2);
+            CompletableFuture<LockHandle> secondReader = c.readWriteLock(name).readLock().acquireAsync(Duration.ofSeconds(30));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 3);
+            assertFalse(writer.isDone(), "the writer got in while a reader held");
+            assertFalse(secondReader.isDone(), "a reader overtook the writer queued before it");
+            firstReader.close();
+            LockHandle w = writer.get(10, TimeUnit.SECONDS);
+            assertTrue(w.fencingToken() > firstReader.fencingToken());
+            assertFalse(secondReader.isDone(), "a reader got in while the writer held");
+            w.close();
+            try (LockHandle r = secondReader.get(10, TimeUnit.SECONDS)) {
+                assertTrue(r.fencingToken() > w.fencingToken());
+                assertEquals(dev.kanuki.LockStatus.State.HELD_SHARED, b.status(name).state());
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> nothingLeft(name));
+        }
+    }
+
+    @Test
+    void readersInARowHoldTogetherAndAWriterWaitsForThemAll() throws Exception {
+        String name = "rw readers";
+        try (LockProvider a = LockProvider.open(server.kanukiUri());
+             LockProvider b = LockProvider.open("zookeeper://localhost:" + server.port());
+             LockProvider c = LockProvider.open("zookeeper://localhost:" + server.port() + ",127.0.0.1:" + server.port())) {
+            LockHandle r1 = a.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
+            LockHandle r2 = b.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
+            CompletableFuture<LockHandle> writer = c.lock(name).acquireAsync(Duration.ofSeconds(30));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 3);
+            r2.close();
+            assertFalse(writer.isDone(), "the writer got in while a reader held");
+            r1.close();
+            try (LockHandle w = writer.get(10, TimeUnit.SECONDS)) {
+                assertTrue(w.fencingToken() > Math.max(r1.fencingToken(), r2.fencingToken()));
+                Stat place = admin.checkExists().forPath(queueDir(name) + "/" + places(name).get(0));
+                assertEquals(place.getCzxid(), w.fencingToken(), "a queued holder's token is its place's czxid");
+            }
+        }
+    }
+}
