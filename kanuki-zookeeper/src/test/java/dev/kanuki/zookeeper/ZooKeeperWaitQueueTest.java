@@ -147,7 +147,13 @@ class ZooKeeperWaitQueueTest {
             CompletableFuture<LockHandle> served = waiterSide.lock(name).acquireAsync(Duration.ofSeconds(30));
             Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 1);
             held.close();
-            served.get(10, TimeUnit.SECONDS).close();
+            try (LockHandle queued = served.get(10, TimeUnit.SECONDS);
+                 LockProvider newcomer = LockProvider.open("zookeeper://localhost:" + server.port() + ",127.0.0.1:"
+                         + server.port())) {
+                // the lock node is free, but a queued holder holds: the fast path must not get in
+                assertTrue(newcomer.lock(name).tryAcquire().isEmpty(), "a newcomer overtook the queue");
+                assertTrue(queued.isHeld());
+            }
             // the last to leave removes the queue: the next acquisition is the one-request fast path again
             Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> nothingLeft(name));
         }
