@@ -7,8 +7,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException.Code;
@@ -54,7 +56,6 @@ final class WaitQueue {
      */
     private static final class Place implements Watcher {
         final String dir;
-        final String lockPath;
         final String prefix;
         final byte[] data;
         final String owner;
@@ -65,12 +66,11 @@ final class WaitQueue {
         volatile CompletableFuture<CuratorEvent> unanswered;
         /** Set by the watch: the queue must be read again. */
         volatile boolean changed = true;
-        volatile String watched;
+        final Set<String> watched = ConcurrentHashMap.newKeySet();
         volatile Runnable onChange;
 
-        Place(String dir, String lockPath, String prefix, byte[] data, String owner) {
+        Place(String dir, String prefix, byte[] data, String owner) {
             this.dir = dir;
-            this.lockPath = lockPath;
             this.prefix = prefix;
             this.data = data;
             this.owner = owner;
@@ -78,6 +78,9 @@ final class WaitQueue {
 
         @Override
         public void process(WatchedEvent event) {
+            if (event.getPath() != null) {
+                watched.remove(event.getPath()); // a watch fires once
+            }
             changed = true; // a node event, or a connection event that may have cost the watch
             Runnable r = onChange;
             if (r != null) {
@@ -90,6 +93,38 @@ final class WaitQueue {
         }
     }
 
+    /** What the first place in line does: hold the lock by its place, or take a free permit. */
+    interface Front {
+        /**
+         * @param place the first place's path
+         * @param stat the first place's stat
+         * @param watch reads a node's data and leaves the place's watch on it (when it exists)
+         * @param epoch the connection epoch the grant will carry
+         * @param until the call budget's end on the nanoTime clock
+         * @return the grant; empty when it must wait, having watched what it waits for; null when
+         *     the queue must be read again (what it waited for, or its own place, went meanwhile)
+         */
+        Optional<ZkGrant> take(String place, Stat stat, Function<String, Read> watch, long epoch, long until);
+    }
+
+    /**
+     * The front of a lock's queue: the first place holds by itself once no fast-path holder has
+     * the lock node, and waits for that node otherwise.
+     *
+     * @param lockPath the lock node
+     * @return the rule
+     */
+    Front holdUnlessLocked(String lockPath) {
+        return (place, stat, watch, epoch, until) -> {
+            if (watch.apply(lockPath).code() == Code.OK) {
+                return Optional.empty();
+            }
+            String dir = place.substring(0, place.lastIndexOf('/'));
+            return Optional.of(new ZkGrant(place, stat.getCzxid(), stat.getVersion(), stat.getEphemeralOwner(),
+                    epoch, dir));
+        };
+    }
+
     /** @return whether the request has a place in a queue */
     boolean isWaiting(LockRequest request) {
         return places.containsKey(request);
@@ -98,18 +133,29 @@ final class WaitQueue {
     /**
      * Takes or keeps the request's place in the queue {@code dir} and looks whether it holds now.
      *
-     * @param lockPath the lock node a fast-path holder holds
+     * @param front what the first place in line does
      * @param epoch the connection epoch the grant will carry
      * @param until the call budget's end on the nanoTime clock
-     * @return the grant when nothing is before the place any more; empty while it waits (watching
-     *     the one node it waits for)
+     * @return the grant when nothing is before the place any more and the front took it; empty
+     *     while it waits (watching the one node it waits for, or what the front waits for)
      */
-    Optional<ZkGrant> advance(LockRequest request, String dir, String lockPath, byte[] data, long epoch, long until) {
-        Place place = places.computeIfAbsent(request, r -> new Place(dir, lockPath,
+    Optional<ZkGrant> advance(LockRequest request, String dir, byte[] data, Front front, long epoch, long until) {
+        Place place = places.computeIfAbsent(request, r -> new Place(dir,
                 QueueEntry.prefix(r.mode(), r.owner().id()), data, r.owner().id()));
         if (!place.changed) {
             return Optional.empty(); // nothing moved since the watch was set: no request needed
         }
+        Function<String, Read> watch = path -> {
+            // getData, not exists: no watch is left behind on a node that is already gone
+            Read read = calls.await(calls.getData(path, place), "watching the wait queue", budget(until));
+            if (read.code() != Code.OK && read.code() != Code.NONODE) {
+                throw calls.failure(read.code(), "watching the wait queue");
+            }
+            if (read.code() == Code.OK) {
+                place.watched.add(path);
+            }
+            return read;
+        };
         boolean enqueued = false;
         while (true) {
             place.changed = false; // before reading: an event from now on makes the next attempt read again
@@ -129,21 +175,19 @@ final class WaitQueue {
                 continue;
             }
             QueueEntry blocker = QueueEntry.blocker(queue, index);
-            String waitFor = blocker == null ? lockPath : dir + "/" + blocker.name();
-            // getData, not exists: no watch is left behind on a node that is already gone
-            Read read = calls.await(calls.getData(waitFor, place), "watching the wait queue", budget(until));
-            if (read.code() == Code.OK) {
-                place.watched = waitFor;
-                return Optional.empty();
-            }
-            if (read.code() != Code.NONODE) {
-                throw calls.failure(read.code(), "watching the wait queue");
-            }
             if (blocker == null) {
-                places.remove(request);
-                Stat stat = place.stat;
-                return Optional.of(new ZkGrant(place.path(), stat.getCzxid(), stat.getVersion(),
-                        stat.getEphemeralOwner(), epoch, dir));
+                Optional<ZkGrant> grant = front.take(place.path(), place.stat, watch, epoch, until);
+                if (grant == null) {
+                    continue;
+                }
+                if (grant.isPresent()) {
+                    places.remove(request);
+                    forgetWatches(place); // a semaphore's first place watched every permit; one fired
+                }
+                return grant;
+            }
+            if (watch.apply(dir + "/" + blocker.name()).code() == Code.OK) {
+                return Optional.empty();
             }
             // the place before ours left between the two reads: read the queue again
         }
@@ -254,9 +298,7 @@ final class WaitQueue {
                 }
             });
         }
-        if (place.watched != null) {
-            calls.forgetWatch(place.watched, place);
-        }
+        forgetWatches(place);
         long until = System.nanoTime() + calls.timeout.toNanos();
         if (place.entry == null && place.unsure) {
             findOwn(place, until);
@@ -266,6 +308,13 @@ final class WaitQueue {
                     "leaving the wait queue", budget(until));
         }
         calls.deleteIfEmpty(place.dir);
+    }
+
+    /** Removes the watches the place left on nodes that have not changed: the server would keep them until they do. */
+    private void forgetWatches(Place place) {
+        place.onChange = null;
+        place.watched.forEach(calls::forgetWatches);
+        place.watched.clear();
     }
 
     /**

@@ -53,6 +53,22 @@ final class ZooKeeperCalls {
 
     /** A multi's answer: its result code and, when the server answered, one result per operation. */
     record MultiAnswer(int rc, List<OpResult> results, long session) {
+        /** @return the index of the operation that failed, or -1 when none did or the connection failed */
+        int failedOp() {
+            for (int i = 0; results != null && i < results.size(); i++) {
+                if (errorOf(i) != Code.OK) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+
+        /** @return the multi's outcome: OK, the failed operation's error, or the connection's */
+        Code code() {
+            int failed = failedOp();
+            return failed >= 0 ? errorOf(failed) : results == null ? Code.get(rc) : Code.OK;
+        }
+
         /** @return the error of operation {@code i} (OK, the failure, or RUNTIMEINCONSISTENCY after it) */
         Code errorOf(int i) {
             if (results == null) {
@@ -141,10 +157,14 @@ final class ZooKeeperCalls {
         }
     }
 
-    /** Forgets a watcher this client left on a node, locally (the server drops it when it next fires). */
-    void forgetWatch(String path, Watcher watcher) {
+    /**
+     * Removes this session's data watches on a node, on the server too. (Removing one watcher
+     * object only checks with the server, which keeps its watch until the node changes.) Any other
+     * watcher of this client on the node is told ({@code DataWatchRemoved}) and must read again.
+     */
+    void forgetWatches(String path) {
         try {
-            zk().removeWatches(path, watcher, Watcher.WatcherType.Data, true, (rc, p, ctx) -> { }, null);
+            zk().removeAllWatches(path, Watcher.WatcherType.Data, true, (rc, p, ctx) -> { }, null);
         } catch (RuntimeException e) {
             // nothing to forget on this handle
         }

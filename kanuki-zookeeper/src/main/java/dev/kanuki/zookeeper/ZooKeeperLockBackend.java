@@ -146,6 +146,10 @@ final class ZooKeeperLockBackend implements LockBackend {
         return out;
     }
 
+    String permitQueuePath(String name) {
+        return queueDir + "/" + SafeNames.stem(name, "S");
+    }
+
     @Override
     public Optional<Grant> tryAcquire(LockRequest request) {
         List<String> paths = paths(request);
@@ -158,55 +162,76 @@ final class ZooKeeperLockBackend implements LockBackend {
             }
         }
         long until = System.nanoTime() + request.callTimeout(timeout).toNanos(); // the caller's deadline bounds it all
-        if (request.mode() == LockMode.PERMIT) {
-            return createFirstFree(request, paths, data, until);
-        }
-        if (request.mode() == LockMode.EXCLUSIVE && !queue.isWaiting(request)) {
-            Optional<Grant> fast = fastPath(request, data, until);
+        boolean permit = request.mode() == LockMode.PERMIT;
+        String dir = permit ? permitQueuePath(request.name()) : queuePath(request.name());
+        if (request.mode() != LockMode.SHARED && !queue.isWaiting(request)) {
+            Optional<Grant> fast = fastPath(request, dir, paths, data, until);
             if (fast.isPresent()) {
                 return fast;
             }
         }
-        Optional<ZkGrant> queued = queue.advance(request, queuePath(request.name()), path(request.name()), data,
-                epoch, until);
+        WaitQueue.Front front = permit ? takeFreePermit(request, paths, data) : queue.holdUnlessLocked(paths.get(0));
+        Optional<ZkGrant> queued = queue.advance(request, dir, data, front, epoch, until);
         queued.ifPresent(g -> late.settle(request, g.token)); // a late fast-path node of this acquisition goes
         return queued.map(g -> g);
     }
 
     /**
-     * The uncontended path, one request: a multi that creates and deletes the queue directory
-     * (so it succeeds only while no queue exists: the fast path never overtakes a waiter) and
-     * creates the ephemeral lock node. The directory's create returns its {@link Stat}, whose
-     * {@code czxid} is the multi's zxid: the lock node's {@code czxid}, the fencing token.
+     * The uncontended path: one request per node tried (the lock node, or each permit node in
+     * turn), a create guarded by the queue's absence ({@link #createUnlessQueued}). Stops as soon
+     * as it finds a queue: the fast path never overtakes a waiter.
      */
-    private Optional<Grant> fastPath(LockRequest request, byte[] data, long until) {
-        String lock = path(request.name());
-        String dir = queuePath(request.name());
+    private Optional<Grant> fastPath(LockRequest request, String dir, List<String> nodes, byte[] data, long until) {
+        boolean ambiguous = false;
+        for (String node : nodes) {
+            Guarded attempt = createUnlessQueued(request, dir, node, data, until);
+            if (attempt.created() != null) {
+                return Optional.of(granted(request, node, attempt.created(), attempt.epoch()));
+            }
+            ambiguous |= attempt.ambiguous();
+            if (attempt.queued()) {
+                break;
+            }
+        }
+        // after a connection loss, the node in the way may be this acquisition's own
+        return ambiguous ? takeOwnLateNode(request, nodes, data, connectionEpoch) : Optional.empty();
+    }
+
+    /**
+     * What a guarded create found.
+     *
+     * @param created the node's stat when it was created, else null
+     * @param queued the queue directory exists: waiters queue
+     * @param ambiguous an attempt's answer was lost with the connection: it may have been applied
+     * @param epoch the connection epoch the create was sent in
+     */
+    private record Guarded(Stat created, boolean queued, boolean ambiguous, long epoch) {
+    }
+
+    /**
+     * One request: a multi that creates and deletes the queue directory {@code dir} (so it
+     * succeeds only while no queue exists) and creates the ephemeral {@code node}. The
+     * directory's create returns its {@link Stat}, whose {@code czxid} is the multi's zxid: the
+     * node's {@code czxid}, the fencing token. A first create under this prefix makes the parents.
+     */
+    private Guarded createUnlessQueued(LockRequest request, String dir, String node, byte[] data, long until) {
         List<Op> ops = List.of(
                 Op.create(dir, new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.CONTAINER),
                 Op.delete(dir, -1),
-                Op.create(lock, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL));
+                Op.create(node, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL));
         boolean parents = false;
         boolean ambiguous = false;
         while (true) {
             long epoch = connectionEpoch; // a grant is trusted from the connection it was made on
-            CompletableFuture<MultiAnswer> sent = calls.multi(ops);
-            MultiAnswer answer;
-            try {
-                answer = calls.await(sent, "acquiring", remaining(until));
-            } catch (LockBackendException e) {
-                if (!sent.isDone()) {
-                    late.follow(request, lock, sent.thenApply(ZooKeeperLockBackend::lockStat));
-                }
-                throw e;
-            }
-            Code code = firstError(answer);
-            if (code == Code.OK) {
-                return Optional.of(granted(request, lock, lockStat(answer), epoch));
-            }
+            MultiAnswer answer = sendCreate(request, node, ops, until);
+            Code code = answer.code();
             boolean timeLeft = System.nanoTime() < until;
-            if (code == Code.NONODE && !parents) {
-                createParents(until); // the first lock under this prefix: create the parents, once
+            if (code == Code.OK) {
+                return new Guarded(createdStat(answer), false, ambiguous, epoch);
+            } else if (code == Code.NODEEXISTS) {
+                return new Guarded(null, answer.failedOp() == 0, ambiguous, epoch);
+            } else if (code == Code.NONODE && !parents) {
+                createParents(List.of(node.substring(0, node.lastIndexOf('/')), queueDir), until);
                 parents = true;
             } else if (code == Code.CONNECTIONLOSS && timeLeft) {
                 // The connection dropped with the multi in flight: it may have been applied.
@@ -217,43 +242,75 @@ final class ZooKeeperLockBackend implements LockBackend {
             } else if (code == Code.SESSIONEXPIRED && timeLeft) {
                 // Nothing of ours is left on that session; Curator opens a new one: try again on it.
                 ZooKeeperCalls.pauseBeforeRetry();
-            } else if (code == Code.NODEEXISTS) {
-                // held, or waiters queue: the node in the way may be ours after a connection loss
-                return ambiguous ? takeOwnLateNode(request, List.of(lock), data, connectionEpoch) : Optional.empty();
             } else {
                 throw calls.failure(code, "acquiring");
             }
         }
     }
 
-    private static Code firstError(MultiAnswer answer) {
-        if (answer.results() == null) {
-            return Code.get(answer.rc());
-        }
-        for (int i = 0; i < answer.results().size(); i++) {
-            Code code = answer.errorOf(i);
-            if (code != Code.OK) {
-                return code;
+    /**
+     * The front of a semaphore's queue: the first place takes a free permit and leaves the queue
+     * in one multi, or watches every permit (only the first place does: a returned permit wakes
+     * one waiter). The multi creates and deletes a probe container to learn its own zxid, the
+     * permit's {@code czxid}.
+     */
+    private WaitQueue.Front takeFreePermit(LockRequest request, List<String> permits, byte[] data) {
+        return (place, stat, watch, epoch, until) -> {
+            String dir = place.substring(0, place.lastIndexOf('/'));
+            for (String permit : permits) {
+                MultiAnswer answer = sendCreate(request, permit, List.of(
+                        Op.create(dir + "/zxid", new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.CONTAINER),
+                        Op.delete(dir + "/zxid", -1),
+                        Op.create(permit, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL),
+                        Op.delete(place, -1)), until);
+                if (answer.code() == Code.OK) {
+                    calls.deleteIfEmpty(dir);
+                    return Optional.of(grant(request, permit, createdStat(answer), epoch));
+                }
+                if (answer.failedOp() == 3) {
+                    return null; // our place is gone (its session ended): read the queue again
+                }
+                if (answer.code() != Code.NODEEXISTS) {
+                    if (answer.code() == Code.CONNECTIONLOSS) {
+                        late.maybe(request); // applied or not: the abandoned request's permit is found by its record
+                    }
+                    throw calls.failure(answer.code(), "acquiring");
+                }
             }
-        }
-        return Code.OK;
+            for (String permit : permits) {
+                if (watch.apply(permit).code() == Code.NONODE) {
+                    return null; // returned since we tried it
+                }
+            }
+            return Optional.empty();
+        };
     }
 
-    /** @return the lock node's stat after a fast path that succeeded, else null */
-    private static Stat lockStat(MultiAnswer answer) {
-        if (firstError(answer) != Code.OK) {
-            return null;
+    /** Sends a multi that creates {@code node}; an answer that comes too late is followed. */
+    private MultiAnswer sendCreate(LockRequest request, String node, List<Op> ops, long until) {
+        CompletableFuture<MultiAnswer> sent = calls.multi(ops);
+        try {
+            return calls.await(sent, "acquiring", remaining(until));
+        } catch (LockBackendException e) {
+            if (!sent.isDone()) {
+                late.follow(request, node, sent.thenApply(answer -> answer.code() == Code.OK ? createdStat(answer) : null));
+            }
+            throw e;
         }
-        Stat dir = ((OpResult.CreateResult) answer.results().get(0)).getStat();
-        Stat lock = new Stat();
-        lock.setCzxid(dir.getCzxid()); // one multi, one transaction, one zxid
-        lock.setVersion(0);
-        lock.setEphemeralOwner(answer.session());
-        return lock;
     }
 
-    private void createParents(long until) {
-        for (String parent : List.of(lockDir, queueDir)) {
+    /** @return the stat of the ephemeral node a guarded multi created (its czxid is the probe's) */
+    private static Stat createdStat(MultiAnswer answer) {
+        Stat probe = ((OpResult.CreateResult) answer.results().get(0)).getStat();
+        Stat node = new Stat();
+        node.setCzxid(probe.getCzxid()); // one multi, one transaction, one zxid
+        node.setVersion(0);
+        node.setEphemeralOwner(answer.session());
+        return node;
+    }
+
+    private void createParents(List<String> parents, long until) {
+        for (String parent : parents) {
             CuratorEvent made = calls.await(ZooKeeperCalls.send(cb -> client.create().creatingParentsIfNeeded()
                     .inBackground(cb).forPath(parent)), "creating " + parent, remaining(until));
             Code code = Code.get(made.getResultCode());
@@ -267,44 +324,14 @@ final class ZooKeeperLockBackend implements LockBackend {
         return Duration.ofNanos(Math.max(0, until - System.nanoTime()));
     }
 
-    /** A semaphore: creates the first free permit node, in order. */
-    private Optional<Grant> createFirstFree(LockRequest request, List<String> paths, byte[] data, long until) {
-        boolean ambiguous = false;
-        for (String path : paths) {
-            boolean parents = false;
-            CuratorEvent created;
-            Code code;
-            while (true) {
-                long epoch = connectionEpoch; // a grant is trusted from the connection it was made on
-                created = create(request, path, data, parents, remaining(until));
-                code = Code.get(created.getResultCode());
-                if (code == Code.NONODE && !parents) {
-                    parents = true; // the first semaphore under this prefix: create the parents too, once
-                } else if (code == Code.CONNECTIONLOSS && System.nanoTime() < until) {
-                    late.maybe(request); // it may have been applied; Curator reconnects: try again
-                    ambiguous = true;
-                    ZooKeeperCalls.pauseBeforeRetry();
-                } else if (code == Code.SESSIONEXPIRED && System.nanoTime() < until) {
-                    ZooKeeperCalls.pauseBeforeRetry();
-                } else if (code == Code.OK) {
-                    return Optional.of(granted(request, path, created.getStat(), epoch));
-                } else {
-                    break;
-                }
-            }
-            if (code != Code.NODEEXISTS) {
-                throw calls.failure(code, "acquiring");
-            }
-        }
-        if (ambiguous) {
-            return takeOwnLateNode(request, paths, data, connectionEpoch); // the node that exists may be ours
-        }
-        return Optional.empty();
+    /** A grant of a lock or permit node: a place this acquisition took in a queue meanwhile goes. */
+    private Grant granted(LockRequest request, String path, Stat stat, long epoch) {
+        queue.leave(request);
+        return grant(request, path, stat, epoch);
     }
 
-    private Grant granted(LockRequest request, String path, Stat stat, long epoch) {
+    private ZkGrant grant(LockRequest request, String path, Stat stat, long epoch) {
         late.settle(request, stat.getCzxid()); // late creates of other attempts are deleted, this one kept
-        queue.leave(request); // a place taken before a late node of this acquisition turned up
         return new ZkGrant(path, stat.getCzxid(), stat.getVersion(), stat.getEphemeralOwner(), epoch, null);
     }
 
@@ -331,27 +358,6 @@ final class ZooKeeperLockBackend implements LockBackend {
             calls.deleteOnSession(paths.get(i), stat.getVersion(), stat.getEphemeralOwner());
         }
         return Optional.empty();
-    }
-
-    private CuratorEvent create(LockRequest request, String path, byte[] data, boolean parents, Duration budget) {
-        CompletableFuture<CuratorEvent> sent = ZooKeeperCalls.send(cb -> {
-            if (parents) {
-                client.create().storingStatIn(new Stat()).creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-                        .inBackground(cb).forPath(path, data);
-            } else {
-                client.create().storingStatIn(new Stat()).withMode(CreateMode.EPHEMERAL)
-                        .inBackground(cb).forPath(path, data);
-            }
-        });
-        try {
-            return calls.await(sent, "acquiring", budget);
-        } catch (LockBackendException e) {
-            if (!sent.isDone()) {
-                late.follow(request, path, sent.thenApply(
-                        event -> event.getResultCode() == Code.OK.intValue() ? event.getStat() : null));
-            }
-            throw e;
-        }
     }
 
     /**
@@ -424,18 +430,10 @@ final class ZooKeeperLockBackend implements LockBackend {
         return ours;
     }
 
+    /** A waiter's place in its queue watches the one node it waits for (the first place in a semaphore's, every permit). */
     @Override
     public ChangeSubscription watchChanges(LockRequest request, Runnable onChange) {
-        if (request.mode() != LockMode.PERMIT) {
-            return queue.subscribe(request, onChange); // the place's watch on the one node it waits for
-        }
-        List<PermitWatch> watches = new ArrayList<>();
-        for (String path : paths(request)) { // a semaphore's waiter watches every permit
-            PermitWatch watch = new PermitWatch(calls, path, onChange);
-            watch.arm();
-            watches.add(watch);
-        }
-        return () -> watches.forEach(PermitWatch::cancel);
+        return queue.subscribe(request, onChange);
     }
 
     @Override

@@ -185,7 +185,7 @@ class ZooKeeperLockTest {
             Thread.sleep(300);
             assertFalse(waiting.isDone(), "a third permit of two");
             long released = System.nanoTime();
-            second.close(); // the second permit's node: the waiter watches every permit, not only the first
+            second.close(); // the second permit's node: the first waiter in line watches every permit
             try (LockHandle next = waiting.get(10, TimeUnit.SECONDS)) {
                 long ms = (System.nanoTime() - released) / 1_000_000;
                 assertTrue(ms < 900, "the waiter took " + ms + "ms after the release: it was not woken by the watch");

@@ -61,12 +61,7 @@ class ZooKeeperWaitQueueTest {
 
     /** @return the places in the name's queue, in order */
     private static List<String> places(String name) throws Exception {
-        if (admin.checkExists().forPath(queueDir(name)) == null) {
-            return List.of();
-        }
-        List<String> children = new ArrayList<>(admin.getChildren().forPath(queueDir(name)));
-        children.sort((a, b) -> a.substring(a.length() - 10).compareTo(b.substring(b.length() - 10)));
-        return children;
+        return children(queueDir(name));
     }
 
     private static boolean nothingLeft(String name) throws Exception {
@@ -179,6 +174,52 @@ class ZooKeeperWaitQueueTest {
             }
             Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> nothingLeft(name));
         }
+    }
+
+    @Test
+    void onlyTheFirstSemaphoreWaiterWatchesThePermits() throws Exception {
+        String name = "permits in line";
+        String dir = "/kanuki/queue/" + SafeNames.stem(name, "S");
+        try (LockProvider a = LockProvider.open(server.kanukiUri());
+             LockProvider b = LockProvider.open("zookeeper://localhost:" + server.port());
+             LockProvider c = LockProvider.open("zookeeper://localhost:" + server.port() + ",127.0.0.1:" + server.port())) {
+            LockHandle first = a.semaphore(name, 2).acquire(Duration.ofSeconds(5));
+            LockHandle second = a.semaphore(name, 2).acquire(Duration.ofSeconds(5));
+            CompletableFuture<LockHandle> third = b.semaphore(name, 2).acquireAsync(Duration.ofSeconds(30));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> children(dir).size() == 1);
+            CompletableFuture<LockHandle> fourth = c.semaphore(name, 2).acquireAsync(Duration.ofSeconds(30));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> children(dir).size() == 2);
+            long head = admin.checkExists().forPath(dir + "/" + children(dir).get(0)).getEphemeralOwner();
+            long behind = admin.checkExists().forPath(dir + "/" + children(dir).get(1)).getEphemeralOwner();
+            Map<String, List<Long>> watches = ServerWatches.byPath(server);
+            String permits = "/kanuki/permit/" + SafeNames.stem(name, "S") + ".";
+            assertEquals(List.of(head), watches.get(permits + "0"), "who watches permit 0: " + watches);
+            assertEquals(List.of(head), watches.get(permits + "1"), "who watches permit 1: " + watches);
+            long before = ServerWatches.lastRequest(server, behind);
+            second.close();
+            LockHandle third1 = third.get(10, TimeUnit.SECONDS);
+            assertTrue(third1.fencingToken() > second.fencingToken());
+            assertFalse(fourth.isDone(), "a third permit of two");
+            // the returned permit woke the first in line; taking it woke the next, which now watches the permits
+            Awaitility.await().atMost(Duration.ofSeconds(10))
+                    .until(() -> List.of(behind).equals(ServerWatches.byPath(server).get(permits + "0")));
+            assertEquals(List.of(behind), ServerWatches.byPath(server).get(permits + "1"), "the first in line, served,"
+                    + " keeps no watch");
+            assertTrue(ServerWatches.lastRequest(server, behind) > before);
+            first.close();
+            fourth.get(10, TimeUnit.SECONDS).close();
+            third1.close();
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> admin.checkExists().forPath(dir) == null);
+        }
+    }
+
+    private static List<String> children(String dir) throws Exception {
+        if (admin.checkExists().forPath(dir) == null) {
+            return List.of();
+        }
+        List<String> children = new ArrayList<>(admin.getChildren().forPath(dir));
+        children.sort((x, y) -> x.substring(x.length() - 10).compareTo(y.substring(y.length() - 10)));
+        return children;
     }
 
     @Test
