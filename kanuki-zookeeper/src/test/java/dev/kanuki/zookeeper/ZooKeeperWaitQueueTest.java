@@ -123,6 +123,32 @@ class ZooKeeperWaitQueueTest {
     }
 
     @Test
+    void theInJvmQueueAndTheWaitQueueCompose() throws Exception {
+        String name = "two queues";
+        try (LockProvider a = LockProvider.open(server.kanukiUri());
+             LockProvider b = LockProvider.open("zookeeper://localhost:" + server.port());
+             LockProvider c = LockProvider.open("zookeeper://localhost:" + server.port() + ",127.0.0.1:" + server.port())) {
+            LockHandle held = c.lock(name).acquire(Duration.ofSeconds(5));
+            CompletableFuture<LockHandle> a1 = a.lock(name).acquireAsync(Duration.ofSeconds(30));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 1);
+            CompletableFuture<LockHandle> b1 = b.lock(name).acquireAsync(Duration.ofSeconds(30));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 2);
+            // a2 waits in a's in-JVM queue behind a1: one place per JVM and name in the wait queue
+            CompletableFuture<LockHandle> a2 = a.lock(name).acquireAsync(Duration.ofSeconds(30));
+            held.close();
+            LockHandle first = a1.get(10, TimeUnit.SECONDS);
+            assertEquals(2, places(name).size(), "a1 holding, b1 waiting, a2 in a's own queue");
+            assertFalse(b1.isDone() || a2.isDone());
+            first.close();
+            LockHandle second = b1.get(10, TimeUnit.SECONDS);
+            assertFalse(a2.isDone(), "a2 overtook b1, which queued before it");
+            second.close();
+            a2.get(10, TimeUnit.SECONDS).close();
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> nothingLeft(name));
+        }
+    }
+
+    @Test
     void aWaiterThatGivesUpLeavesNoPlaceBehind() throws Exception {
         String name = "gives up";
         try (LockProvider holderSide = LockProvider.open(server.kanukiUri());
