@@ -8,20 +8,14 @@ import dev.kanuki.LockHandle;
 import dev.kanuki.LockProvider;
 import dev.kanuki.LockTimeoutException;
 import dev.kanuki.spi.SafeNames;
-import dev.kanuki.testkit.ZooKeeperServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.data.Stat;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,25 +24,22 @@ import org.junit.jupiter.api.io.TempDir;
  * Contended waiting: one queue per name, FIFO across JVMs, each waiter watching one node, no
  * place left behind; the read-write rule on that queue.
  */
-class ZooKeeperWaitQueueTest {
-    private static ZooKeeperServer server;
-    private static CuratorFramework admin;
-
+class ZooKeeperWaitQueueTest extends WithZooKeeperServer {
     @TempDir
     java.nio.file.Path tempDir;
 
-    @BeforeAll
-    static void start() throws Exception {
-        server = ZooKeeperServer.start();
-        admin = CuratorFrameworkFactory.newClient(server.connectString(), new RetryOneTime(100));
-        admin.start();
-        assertTrue(admin.blockUntilConnected(30, TimeUnit.SECONDS));
-    }
-
-    @AfterAll
-    static void stop() {
-        admin.close();
-        server.close();
+    /**
+     * @param i 0, 1 or 2
+     * @return a provider on the test server in one of three scopes (host spellings): this JVM
+     *     keeps no common in-JVM queue for them, so they meet only in ZooKeeper's wait queue
+     */
+    private static LockProvider inScope(int i) {
+        String port = ":" + server.port();
+        return LockProvider.open(switch (i) {
+            case 0 -> "zookeeper://127.0.0.1" + port;
+            case 1 -> "zookeeper://localhost" + port;
+            default -> "zookeeper://localhost" + port + ",127.0.0.1" + port;
+        });
     }
 
     private static String lockNode(String name) {
@@ -64,8 +55,15 @@ class ZooKeeperWaitQueueTest {
         return children(queueDir(name));
     }
 
-    private static boolean nothingLeft(String name) throws Exception {
-        return admin.checkExists().forPath(queueDir(name)) == null && admin.checkExists().forPath(lockNode(name)) == null;
+    /** Waits (generously: other JVMs start on a loaded machine) until the name's queue has {@code count} places. */
+    private static void awaitPlaces(String name, int count) {
+        Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> places(name).size() == count);
+    }
+
+    /** Waits until neither the lock node nor the queue directory is left. */
+    private static void awaitNothingLeft(String name) {
+        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> admin.checkExists().forPath(queueDir(name)) == null
+                && admin.checkExists().forPath(lockNode(name)) == null);
     }
 
     @Test
@@ -81,7 +79,7 @@ class ZooKeeperWaitQueueTest {
                 for (int i = 0; i < 3; i++) {
                     waiters.add(HolderJvm.start(uri, name, "exclusive", tempDir.resolve("waiter" + i + ".err")));
                     int queued = i + 1;
-                    Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> places(name).size() == queued);
+                    awaitPlaces(name, queued);
                 }
                 List<Long> sessions = new ArrayList<>();
                 for (String place : places(name)) {
@@ -118,21 +116,21 @@ class ZooKeeperWaitQueueTest {
                     w.close();
                 }
             }
-            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> nothingLeft(name));
+            awaitNothingLeft(name);
         }
     }
 
     @Test
     void theInJvmQueueAndTheWaitQueueCompose() throws Exception {
         String name = "two queues";
-        try (LockProvider a = LockProvider.open(server.kanukiUri());
-             LockProvider b = LockProvider.open("zookeeper://localhost:" + server.port());
-             LockProvider c = LockProvider.open("zookeeper://localhost:" + server.port() + ",127.0.0.1:" + server.port())) {
+        try (LockProvider a = inScope(0);
+             LockProvider b = inScope(1);
+             LockProvider c = inScope(2)) {
             LockHandle held = c.lock(name).acquire(Duration.ofSeconds(5));
             CompletableFuture<LockHandle> a1 = a.lock(name).acquireAsync(Duration.ofSeconds(30));
-            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 1);
+            awaitPlaces(name, 1);
             CompletableFuture<LockHandle> b1 = b.lock(name).acquireAsync(Duration.ofSeconds(30));
-            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 2);
+            awaitPlaces(name, 2);
             // a2 waits in a's in-JVM queue behind a1: one place per JVM and name in the wait queue
             CompletableFuture<LockHandle> a2 = a.lock(name).acquireAsync(Duration.ofSeconds(30));
             held.close();
@@ -144,15 +142,15 @@ class ZooKeeperWaitQueueTest {
             assertFalse(a2.isDone(), "a2 overtook b1, which queued before it");
             second.close();
             a2.get(10, TimeUnit.SECONDS).close();
-            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> nothingLeft(name));
+            awaitNothingLeft(name);
         }
     }
 
     @Test
     void aWaiterThatGivesUpLeavesNoPlaceBehind() throws Exception {
         String name = "gives up";
-        try (LockProvider holderSide = LockProvider.open(server.kanukiUri());
-             LockProvider waiterSide = LockProvider.open("zookeeper://localhost:" + server.port())) {
+        try (LockProvider holderSide = inScope(0);
+             LockProvider waiterSide = inScope(1)) {
             LockHandle held = holderSide.lock(name).acquire(Duration.ofSeconds(5));
             try {
                 waiterSide.lock(name).acquire(Duration.ofMillis(500));
@@ -162,21 +160,20 @@ class ZooKeeperWaitQueueTest {
             }
             assertEquals(List.of(), places(name), "the timed-out waiter's place");
             CompletableFuture<LockHandle> cancelled = waiterSide.lock(name).acquireAsync(Duration.ofSeconds(30));
-            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 1);
+            awaitPlaces(name, 1);
             cancelled.cancel(true);
-            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).isEmpty());
+            awaitPlaces(name, 0);
             CompletableFuture<LockHandle> served = waiterSide.lock(name).acquireAsync(Duration.ofSeconds(30));
-            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 1);
+            awaitPlaces(name, 1);
             held.close();
             try (LockHandle queued = served.get(10, TimeUnit.SECONDS);
-                 LockProvider newcomer = LockProvider.open("zookeeper://localhost:" + server.port() + ",127.0.0.1:"
-                         + server.port())) {
+                 LockProvider newcomer = inScope(2)) {
                 // the lock node is free, but a queued holder holds: the fast path must not get in
                 assertTrue(newcomer.lock(name).tryAcquire().isEmpty(), "a newcomer overtook the queue");
                 assertTrue(queued.isHeld());
             }
             // the last to leave removes the queue: the next acquisition is the one-request fast path again
-            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> nothingLeft(name));
+            awaitNothingLeft(name);
         }
     }
 
@@ -184,21 +181,21 @@ class ZooKeeperWaitQueueTest {
     @Timeout(120)
     void aWaiterWhoseJvmDiesLeavesTheLine() throws Exception {
         String name = "waiter dies";
-        try (LockProvider holderSide = LockProvider.open(server.kanukiUri());
-             LockProvider waiterSide = LockProvider.open("zookeeper://localhost:" + server.port())) {
+        try (LockProvider holderSide = inScope(0);
+             LockProvider waiterSide = inScope(1)) {
             LockHandle held = holderSide.lock(name).acquire(Duration.ofSeconds(5));
             HolderJvm doomed = HolderJvm.start(server.kanukiUri() + "?session=1s", name, "exclusive",
                     tempDir.resolve("doomed.err"));
-            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> places(name).size() == 1);
+            awaitPlaces(name, 1);
             CompletableFuture<LockHandle> next = waiterSide.lock(name).acquireAsync(Duration.ofSeconds(60));
-            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 2);
+            awaitPlaces(name, 2);
             doomed.close(); // SIGKILL: its session expires, and its place with it
-            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> places(name).size() == 1);
+            awaitPlaces(name, 1);
             held.close();
             try (LockHandle h = next.get(10, TimeUnit.SECONDS)) {
                 assertTrue(h.fencingToken() > held.fencingToken());
             }
-            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> nothingLeft(name));
+            awaitNothingLeft(name);
         }
     }
 
@@ -206,9 +203,9 @@ class ZooKeeperWaitQueueTest {
     void onlyTheFirstSemaphoreWaiterWatchesThePermits() throws Exception {
         String name = "permits in line";
         String dir = "/kanuki/queue/" + SafeNames.stem(name, "S");
-        try (LockProvider a = LockProvider.open(server.kanukiUri());
-             LockProvider b = LockProvider.open("zookeeper://localhost:" + server.port());
-             LockProvider c = LockProvider.open("zookeeper://localhost:" + server.port() + ",127.0.0.1:" + server.port())) {
+        try (LockProvider a = inScope(0);
+             LockProvider b = inScope(1);
+             LockProvider c = inScope(2)) {
             LockHandle first = a.semaphore(name, 2).acquire(Duration.ofSeconds(5));
             LockHandle second = a.semaphore(name, 2).acquire(Duration.ofSeconds(5));
             CompletableFuture<LockHandle> third = b.semaphore(name, 2).acquireAsync(Duration.ofSeconds(30));
@@ -251,15 +248,14 @@ class ZooKeeperWaitQueueTest {
     @Test
     void aReaderWaitsForAWriterQueuedBeforeIt() throws Exception {
         String name = "rw order";
-        // three scopes: this JVM keeps no common in-JVM queue for them
-        try (LockProvider a = LockProvider.open(server.kanukiUri());
-             LockProvider b = LockProvider.open("zookeeper://localhost:" + server.port());
-             LockProvider c = LockProvider.open("zookeeper://localhost:" + server.port() + ",127.0.0.1:" + server.port())) {
+        try (LockProvider a = inScope(0);
+             LockProvider b = inScope(1);
+             LockProvider c = inScope(2)) {
             LockHandle firstReader = a.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
             CompletableFuture<LockHandle> writer = b.readWriteLock(name).writeLock().acquireAsync(Duration.ofSeconds(30));
-            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 2);
+            awaitPlaces(name, 2);
             CompletableFuture<LockHandle> secondReader = c.readWriteLock(name).readLock().acquireAsync(Duration.ofSeconds(30));
-            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 3);
+            awaitPlaces(name, 3);
             assertFalse(writer.isDone(), "the writer got in while a reader held");
             assertFalse(secondReader.isDone(), "a reader overtook the writer queued before it");
             firstReader.close();
@@ -271,20 +267,20 @@ class ZooKeeperWaitQueueTest {
                 assertTrue(r.fencingToken() > w.fencingToken());
                 assertEquals(dev.kanuki.LockStatus.State.HELD_SHARED, b.status(name).state());
             }
-            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> nothingLeft(name));
+            awaitNothingLeft(name);
         }
     }
 
     @Test
     void readersInARowHoldTogetherAndAWriterWaitsForThemAll() throws Exception {
         String name = "rw readers";
-        try (LockProvider a = LockProvider.open(server.kanukiUri());
-             LockProvider b = LockProvider.open("zookeeper://localhost:" + server.port());
-             LockProvider c = LockProvider.open("zookeeper://localhost:" + server.port() + ",127.0.0.1:" + server.port())) {
+        try (LockProvider a = inScope(0);
+             LockProvider b = inScope(1);
+             LockProvider c = inScope(2)) {
             LockHandle r1 = a.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
             LockHandle r2 = b.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
             CompletableFuture<LockHandle> writer = c.lock(name).acquireAsync(Duration.ofSeconds(30));
-            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> places(name).size() == 3);
+            awaitPlaces(name, 3);
             r2.close();
             assertFalse(writer.isDone(), "the writer got in while a reader held");
             r1.close();
