@@ -78,10 +78,13 @@ final class WaitQueue {
 
         @Override
         public void process(WatchedEvent event) {
+            if (event.getType() == Event.EventType.None && event.getState() != Event.KeeperState.Expired) {
+                return; // disconnected or reconnected: the client sets its watches again on the same session
+            }
             if (event.getPath() != null) {
                 watched.remove(event.getPath()); // a watch fires once
             }
-            changed = true; // a node event, or a connection event that may have cost the watch
+            changed = true; // a node event, or the session's end (which took the place with it)
             Runnable r = onChange;
             if (r != null) {
                 r.run();
@@ -156,6 +159,17 @@ final class WaitQueue {
             }
             return read;
         };
+        try {
+            return advance(request, place, front, watch, epoch, until);
+        } catch (RuntimeException e) {
+            place.changed = true; // no watch may be set: the next attempt must read
+            throw e;
+        }
+    }
+
+    private Optional<ZkGrant> advance(LockRequest request, Place place, Front front, Function<String, Read> watch,
+            long epoch, long until) {
+        String dir = place.dir;
         boolean enqueued = false;
         while (true) {
             place.changed = false; // before reading: an event from now on makes the next attempt read again
@@ -164,6 +178,9 @@ final class WaitQueue {
                 enqueued = true;
             }
             Read children = calls.await(calls.getChildren(dir), "reading the wait queue", budget(until));
+            if (children.code() != Code.OK && children.code() != Code.NONODE) {
+                throw calls.failure(children.code(), "reading the wait queue");
+            }
             List<QueueEntry> queue = children.code() == Code.OK ? QueueEntry.inOrder(children.children()) : List.of();
             int index = indexOf(queue, place.entry);
             if (index < 0) {

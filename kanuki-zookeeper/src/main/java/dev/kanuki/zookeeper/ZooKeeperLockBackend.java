@@ -4,22 +4,18 @@ import dev.kanuki.Capabilities;
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockBackendException;
 import dev.kanuki.LockStatus;
-import dev.kanuki.OwnerInfo;
 import dev.kanuki.spi.ChangeSubscription;
 import dev.kanuki.spi.Grant;
 import dev.kanuki.spi.LockBackend;
 import dev.kanuki.spi.LockMode;
 import dev.kanuki.spi.LockRequest;
-import dev.kanuki.spi.SafeNames;
 import dev.kanuki.zookeeper.ZooKeeperCalls.MultiAnswer;
 import dev.kanuki.zookeeper.ZooKeeperCalls.Read;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
@@ -68,20 +64,17 @@ final class ZooKeeperLockBackend implements LockBackend {
 
     private final CuratorFramework client;
     private final ZooKeeperCalls calls;
-    private final String lockDir;
-    private final String queueDir;
-    private final String permitDir;
+    private final NodePaths paths;
     private final String scope;
     private final Duration timeout;
     /** Counts the times the connection was suspended or lost: a grant from before a change is not trusted. */
     private volatile long connectionEpoch;
     private final LateCreates late;
     private final WaitQueue queue;
+    private final LockInspector inspector;
 
     ZooKeeperLockBackend(String connectString, String prefix, String scope, Duration timeout, Duration session) {
-        this.lockDir = prefix + "/lock";
-        this.queueDir = prefix + "/queue";
-        this.permitDir = prefix + "/permit";
+        this.paths = NodePaths.under(prefix);
         this.scope = scope;
         this.timeout = timeout;
         this.client = CuratorFrameworkFactory.builder()
@@ -94,6 +87,7 @@ final class ZooKeeperLockBackend implements LockBackend {
         this.calls = new ZooKeeperCalls(client, scope, timeout);
         this.late = new LateCreates(calls);
         this.queue = new WaitQueue(calls);
+        this.inspector = new LockInspector(calls, paths, queue);
         client.getConnectionStateListenable().addListener((c, state) -> {
             if (state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
                 connectionEpoch++; // one writer: Curator calls its listeners on one thread
@@ -125,52 +119,27 @@ final class ZooKeeperLockBackend implements LockBackend {
         return scope;
     }
 
-    String path(String name) {
-        return lockDir + "/" + SafeNames.stem(name, "L");
-    }
-
-    String queuePath(String name) {
-        return queueDir + "/" + SafeNames.stem(name, "L");
-    }
-
-    /** @return the nodes a request may take itself: the lock's node, or one node per semaphore permit */
-    List<String> paths(LockRequest request) {
-        if (request.mode() != LockMode.PERMIT) {
-            return List.of(path(request.name()));
-        }
-        String stem = permitDir + "/" + SafeNames.stem(request.name(), "S") + ".";
-        List<String> out = new ArrayList<>(request.permits());
-        for (int slot = 0; slot < request.permits(); slot++) {
-            out.add(stem + slot);
-        }
-        return out;
-    }
-
-    String permitQueuePath(String name) {
-        return queueDir + "/" + SafeNames.stem(name, "S");
-    }
-
     @Override
     public Optional<Grant> tryAcquire(LockRequest request) {
-        List<String> paths = paths(request);
+        List<String> nodes = paths.nodes(request);
         byte[] data = OwnerRecord.encode(request.owner(), request.name());
         long epoch = connectionEpoch;
         if (late.any(request)) {
-            Optional<Grant> own = takeOwnLateNode(request, paths, data, epoch);
+            Optional<Grant> own = takeOwnLateNode(request, nodes, data, epoch);
             if (own.isPresent()) {
                 return own;
             }
         }
         long until = System.nanoTime() + request.callTimeout(timeout).toNanos(); // the caller's deadline bounds it all
-        boolean permit = request.mode() == LockMode.PERMIT;
-        String dir = permit ? permitQueuePath(request.name()) : queuePath(request.name());
+        String dir = paths.queue(request);
         if (request.mode() != LockMode.SHARED && !queue.isWaiting(request)) {
-            Optional<Grant> fast = fastPath(request, dir, paths, data, until);
+            Optional<Grant> fast = fastPath(request, dir, nodes, data, until);
             if (fast.isPresent()) {
                 return fast;
             }
         }
-        WaitQueue.Front front = permit ? takeFreePermit(request, paths, data) : queue.holdUnlessLocked(paths.get(0));
+        WaitQueue.Front front = request.mode() == LockMode.PERMIT ? takeFreePermit(request, nodes, data)
+                : queue.holdUnlessLocked(nodes.get(0));
         Optional<ZkGrant> queued = queue.advance(request, dir, data, front, epoch, until);
         queued.ifPresent(g -> late.settle(request, g.token)); // a late fast-path node of this acquisition goes
         return queued.map(g -> g);
@@ -231,7 +200,7 @@ final class ZooKeeperLockBackend implements LockBackend {
             } else if (code == Code.NODEEXISTS) {
                 return new Guarded(null, answer.failedOp() == 0, ambiguous, epoch);
             } else if (code == Code.NONODE && !parents) {
-                createParents(List.of(node.substring(0, node.lastIndexOf('/')), queueDir), until);
+                createParents(List.of(NodePaths.parent(node), paths.queueDir()), until);
                 parents = true;
             } else if (code == Code.CONNECTIONLOSS && timeLeft) {
                 // The connection dropped with the multi in flight: it may have been applied.
@@ -256,7 +225,7 @@ final class ZooKeeperLockBackend implements LockBackend {
      */
     private WaitQueue.Front takeFreePermit(LockRequest request, List<String> permits, byte[] data) {
         return (place, stat, watch, epoch, until) -> {
-            String dir = place.substring(0, place.lastIndexOf('/'));
+            String dir = NodePaths.parent(place);
             for (String permit : permits) {
                 MultiAnswer answer = sendCreate(request, permit, List.of(
                         Op.create(dir + "/zxid", new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.CONTAINER),
@@ -340,22 +309,22 @@ final class ZooKeeperLockBackend implements LockBackend {
      * a node: take it when it carries this request's record on our session, remove it when it
      * carries it on an old one.
      */
-    private Optional<Grant> takeOwnLateNode(LockRequest request, List<String> paths, byte[] data, long epoch) {
+    private Optional<Grant> takeOwnLateNode(LockRequest request, List<String> nodes, byte[] data, long epoch) {
         long session = calls.sessionId();
         List<CompletableFuture<Read>> reads = new ArrayList<>();
-        for (String path : paths) {
-            reads.add(calls.getData(path, null));
+        for (String node : nodes) {
+            reads.add(calls.getData(node, null));
         }
-        for (int i = 0; i < paths.size(); i++) {
+        for (int i = 0; i < nodes.size(); i++) {
             Read read = calls.await(reads.get(i), "acquiring", request.callTimeout(timeout));
             if (read.code() != Code.OK || !Arrays.equals(read.data(), data)) {
                 continue;
             }
             Stat stat = read.stat();
             if (stat.getEphemeralOwner() == session) {
-                return Optional.of(granted(request, paths.get(i), stat, epoch));
+                return Optional.of(granted(request, nodes.get(i), stat, epoch));
             }
-            calls.deleteOnSession(paths.get(i), stat.getVersion(), stat.getEphemeralOwner());
+            calls.deleteOnSession(nodes.get(i), stat.getVersion(), stat.getEphemeralOwner());
         }
         return Optional.empty();
     }
@@ -377,7 +346,7 @@ final class ZooKeeperLockBackend implements LockBackend {
             return; // every attempt was answered: nothing can appear behind the engine's back
         }
         byte[] data = OwnerRecord.encode(request.owner(), request.name());
-        for (String path : paths(request)) {
+        for (String path : paths.nodes(request)) {
             // applied on the server, answer not (yet) here: found by its record
             calls.getData(path, null).whenComplete((read, e) -> {
                 if (read != null && read.code() == Code.OK && Arrays.equals(read.data(), data)) {
@@ -438,90 +407,17 @@ final class ZooKeeperLockBackend implements LockBackend {
 
     @Override
     public LockStatus status(String name) {
-        Read read = calls.await(calls.getData(path(name), null), "reading status");
-        if (read.code() == Code.OK) {
-            return OwnerRecord.statusOf(name, LockStatus.State.HELD, read.data(), read.stat());
-        }
-        if (read.code() != Code.NONODE) {
-            throw calls.failure(read.code(), "reading status");
-        }
-        return queueStatus(name, queuePath(name));
-    }
-
-    /** @return the status of a lock held through its wait queue (by a writer, or readers), or FREE */
-    private LockStatus queueStatus(String name, String dir) {
-        for (QueueEntry holder : queue.holders(dir)) {
-            Read read = calls.await(calls.getData(dir + "/" + holder.name(), null), "reading status");
-            if (read.code() == Code.OK) {
-                String recorded = name != null ? name : OwnerRecord.decodeName(read.data());
-                LockStatus.State state = holder.writer() ? LockStatus.State.HELD : LockStatus.State.HELD_SHARED;
-                return recorded == null ? null : OwnerRecord.statusOf(recorded, state, read.data(), read.stat());
-            }
-        }
-        return name == null ? null : new LockStatus(name, LockStatus.State.FREE, Optional.empty(), -1);
+        return inspector.status(name);
     }
 
     @Override
     public List<LockStatus> list() {
-        List<String> locks = children(lockDir, "listing");
-        List<CompletableFuture<Read>> reads = new ArrayList<>();
-        for (String child : locks) {
-            reads.add(calls.getData(lockDir + "/" + child, null));
-        }
-        List<LockStatus> out = new ArrayList<>();
-        for (CompletableFuture<Read> r : reads) {
-            Read read = calls.await(r, "listing");
-            String name = read.code() == Code.OK ? OwnerRecord.decodeName(read.data()) : null;
-            if (name != null) {
-                out.add(OwnerRecord.statusOf(name, LockStatus.State.HELD, read.data(), read.stat()));
-            }
-        }
-        Set<String> held = new HashSet<>(locks);
-        for (String dir : children(queueDir, "listing")) {
-            if (!held.contains(dir)) {
-                LockStatus status = queueStatus(null, queueDir + "/" + dir);
-                if (status != null) {
-                    out.add(status);
-                }
-            }
-        }
-        return out;
-    }
-
-    private List<String> children(String dir, String what) {
-        Read read = calls.await(calls.getChildren(dir), what);
-        if (read.code() == Code.NONODE) {
-            return List.of();
-        }
-        if (read.code() != Code.OK) {
-            throw calls.failure(read.code(), what);
-        }
-        return read.children();
+        return inspector.list();
     }
 
     @Override
     public LockStatus breakLock(String name, boolean force) {
-        LockStatus before = status(name);
-        if (before.state() == LockStatus.State.FREE) {
-            return before;
-        }
-        if (!force) {
-            throw new IllegalStateException("lock '" + SafeNames.printable(name) + "' is held by "
-                    + before.owner().map(OwnerInfo::describe).orElse("an unknown owner")
-                    + " whose ZooKeeper session is alive; it is freed when that process ends or stays cut off past its"
-                    + " session timeout, or break it with force");
-        }
-        List<String> nodes = new ArrayList<>(List.of(path(name)));
-        queue.holders(queuePath(name)).forEach(holder -> nodes.add(queuePath(name) + "/" + holder.name()));
-        for (String node : nodes) {
-            CuratorEvent deleted = calls.await(ZooKeeperCalls.send(cb -> client.delete().inBackground(cb).forPath(node)),
-                    "breaking");
-            Code code = Code.get(deleted.getResultCode());
-            if (code != Code.OK && code != Code.NONODE) {
-                throw calls.failure(code, "breaking");
-            }
-        }
-        return before;
+        return inspector.breakLock(name, force);
     }
 
     @Override
