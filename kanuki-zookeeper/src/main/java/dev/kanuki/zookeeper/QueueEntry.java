@@ -14,7 +14,8 @@ import java.util.List;
  *
  * <p>The rule, as in Curator's read-write lock: a writer waits for the place just before it (of
  * any kind); a reader waits only for the nearest writer before it, so readers in a row hold
- * together. Each waiter watches only that one place, so a leaving place wakes one waiter.
+ * together. Each waiter watches only that one place, so a leaving place wakes one waiter. A
+ * semaphore's waiters queue as writers: each waits for the place before it.
  */
 record QueueEntry(String name, boolean writer, String owner, long sequence) {
     private static final int SEQUENCE_DIGITS = 10;

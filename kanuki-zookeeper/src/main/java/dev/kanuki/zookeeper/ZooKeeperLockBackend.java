@@ -44,7 +44,9 @@ import org.slf4j.LoggerFactory;
  * <p>A contended acquisition, and every reader of a read-write lock, waits in the name's
  * {@link WaitQueue}: FIFO across JVMs, each waiter watching one node, and holding by its own place
  * when nothing is before it. A semaphore of n permits is n nodes under {@code PREFIX/permit},
- * tried in order; its waiters watch every permit.
+ * tried in order by the same guarded create; its waiters queue too, and only the first in line
+ * watches the permits ({@link #takeFreePermit}). Where the nodes live: {@link NodePaths}; what
+ * {@code status}, {@code list} and {@code break} see: {@link LockInspector}.
  *
  * <p>The lease is the provider's ZooKeeper session ({@link LeaseKind#SESSION}): when this JVM dies
  * or stays cut off for longer than the session timeout, the ensemble expires the session and
