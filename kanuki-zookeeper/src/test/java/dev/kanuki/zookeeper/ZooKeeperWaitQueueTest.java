@@ -8,12 +8,16 @@ import dev.kanuki.LockHandle;
 import dev.kanuki.LockProvider;
 import dev.kanuki.LockTimeoutException;
 import dev.kanuki.spi.SafeNames;
+import dev.kanuki.testkit.ZooKeeperServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.data.Stat;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
@@ -196,6 +200,31 @@ class ZooKeeperWaitQueueTest extends WithZooKeeperServer {
                 assertTrue(h.fencingToken() > held.fencingToken());
             }
             awaitNothingLeft(name);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void aWaiterKeepsItsPlaceThroughADroppedConnection() throws Exception {
+        String name = "connection drops";
+        try (ZooKeeperServer own = ZooKeeperServer.start();
+             LockProvider holderSide = LockProvider.open(own.kanukiUri() + "?session=30s&timeout=15s");
+             LockProvider waiterSide = LockProvider.open("zookeeper://localhost:" + own.port() + "?session=30s");
+             CuratorFramework look = CuratorFrameworkFactory.newClient(own.connectString(), new RetryOneTime(100))) {
+            look.start();
+            LockHandle held = holderSide.lock(name).acquire(Duration.ofSeconds(5));
+            CompletableFuture<LockHandle> waiting = waiterSide.lock(name).acquireAsync(Duration.ofSeconds(90));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> look.getChildren().forPath(queueDir(name)).size() == 1);
+            List<String> before = look.getChildren().forPath(queueDir(name));
+            // A restart cuts every connection; sessions, their nodes and (once reconnected) their watches survive it.
+            own.kill();
+            own.restart();
+            held.lost().get(30, TimeUnit.SECONDS); // the holder cannot know its session lived: it lets go
+            held.close(); // its node was still its own: the release removes it, which wakes the waiter
+            try (LockHandle next = waiting.get(30, TimeUnit.SECONDS)) {
+                assertEquals(before, look.getChildren().forPath(queueDir(name)), "the waiter took a new place");
+                assertTrue(next.fencingToken() > held.fencingToken());
+            }
         }
     }
 
