@@ -55,6 +55,7 @@ final class WaitQueue {
      * one node it waits for: any event means "read the queue again".
      */
     private static final class Place implements Watcher {
+        final LockRequest request;
         final String dir;
         final String prefix;
         final byte[] data;
@@ -69,7 +70,8 @@ final class WaitQueue {
         final Set<String> watched = ConcurrentHashMap.newKeySet();
         volatile Runnable onChange;
 
-        Place(String dir, String prefix, byte[] data, String owner) {
+        Place(LockRequest request, String dir, String prefix, byte[] data, String owner) {
+            this.request = request;
             this.dir = dir;
             this.prefix = prefix;
             this.data = data;
@@ -94,6 +96,11 @@ final class WaitQueue {
         String path() {
             return dir + "/" + entry;
         }
+
+        /** @return how long one call for this request may wait: the caller's time left, capped, at least a second */
+        Duration callLimit(ZooKeeperCalls calls) {
+            return request.callTimeout(calls.timeout);
+        }
     }
 
     /** What the first place in line does: hold the lock by its place, or take a free permit. */
@@ -103,11 +110,10 @@ final class WaitQueue {
          * @param stat the first place's stat
          * @param watch reads a node's data and leaves the place's watch on it (when it exists)
          * @param epoch the connection epoch the grant will carry
-         * @param until the call budget's end on the nanoTime clock
          * @return the grant; empty when it must wait, having watched what it waits for; null when
          *     the queue must be read again (what it waited for, or its own place, went meanwhile)
          */
-        Optional<ZkGrant> take(String place, Stat stat, Function<String, Read> watch, long epoch, long until);
+        Optional<ZkGrant> take(String place, Stat stat, Function<String, Read> watch, long epoch);
     }
 
     /**
@@ -118,7 +124,7 @@ final class WaitQueue {
      * @return the rule
      */
     Front holdUnlessLocked(String lockPath) {
-        return (place, stat, watch, epoch, until) -> {
+        return (place, stat, watch, epoch) -> {
             if (watch.apply(lockPath).code() == Code.OK) {
                 return Optional.empty();
             }
@@ -138,19 +144,19 @@ final class WaitQueue {
      *
      * @param front what the first place in line does
      * @param epoch the connection epoch the grant will carry
-     * @param until the call budget's end on the nanoTime clock
+     * @param until when to stop retrying a create lost with the connection (nanoTime clock)
      * @return the grant when nothing is before the place any more and the front took it; empty
      *     while it waits (watching the one node it waits for, or what the front waits for)
      */
     Optional<ZkGrant> advance(LockRequest request, String dir, byte[] data, Front front, long epoch, long until) {
-        Place place = places.computeIfAbsent(request, r -> new Place(dir,
+        Place place = places.computeIfAbsent(request, r -> new Place(r, dir,
                 QueueEntry.prefix(r.mode(), r.owner().id()), data, r.owner().id()));
         if (!place.changed) {
             return Optional.empty(); // nothing moved since the watch was set: no request needed
         }
         Function<String, Read> watch = path -> {
             // getData, not exists: no watch is left behind on a node that is already gone
-            Read read = calls.await(calls.getData(path, place), "watching the wait queue", budget(until));
+            Read read = calls.await(calls.getData(path, place), "watching the wait queue", place.callLimit(calls));
             if (read.code() != Code.OK && read.code() != Code.NONODE) {
                 throw calls.failure(read.code(), "watching the wait queue");
             }
@@ -177,7 +183,7 @@ final class WaitQueue {
                 enqueue(place, until);
                 enqueued = true;
             }
-            Read children = calls.await(calls.getChildren(dir), "reading the wait queue", budget(until));
+            Read children = calls.await(calls.getChildren(dir), "reading the wait queue", place.callLimit(calls));
             if (children.code() != Code.OK && children.code() != Code.NONODE) {
                 throw calls.failure(children.code(), "reading the wait queue");
             }
@@ -193,7 +199,7 @@ final class WaitQueue {
             }
             QueueEntry blocker = QueueEntry.blocker(queue, index);
             if (blocker == null) {
-                Optional<ZkGrant> grant = front.take(place.path(), place.stat, watch, epoch, until);
+                Optional<ZkGrant> grant = front.take(place.path(), place.stat, watch, epoch);
                 if (grant == null) {
                     continue;
                 }
@@ -210,10 +216,6 @@ final class WaitQueue {
         }
     }
 
-    private static Duration budget(long until) {
-        return Duration.ofNanos(Math.max(0, until - System.nanoTime()));
-    }
-
     private static int indexOf(List<QueueEntry> queue, String entry) {
         for (int i = 0; i < queue.size(); i++) {
             if (queue.get(i).name().equals(entry)) {
@@ -226,7 +228,7 @@ final class WaitQueue {
     /** Creates the place (its parents as containers when missing), or finds the one an unanswered create made. */
     private void enqueue(Place place, long until) {
         while (true) {
-            if (place.unsure && findOwn(place, until)) {
+            if (place.unsure && findOwn(place, place.callLimit(calls))) {
                 return;
             }
             CompletableFuture<CuratorEvent> sent = ZooKeeperCalls.send(cb -> calls.client.create()
@@ -235,7 +237,7 @@ final class WaitQueue {
                     .forPath(place.dir + "/" + place.prefix, place.data));
             CuratorEvent created;
             try {
-                created = calls.await(sent, "queueing", budget(until));
+                created = calls.await(sent, "queueing", place.callLimit(calls));
             } catch (RuntimeException e) {
                 place.unsure = true;
                 place.unanswered = sent;
@@ -260,15 +262,15 @@ final class WaitQueue {
     }
 
     /** @return whether a place of this request's owner was found (and adopted) in the queue */
-    private boolean findOwn(Place place, long until) {
-        Read children = calls.await(calls.getChildren(place.dir), "reading the wait queue", budget(until));
+    private boolean findOwn(Place place, Duration limit) {
+        Read children = calls.await(calls.getChildren(place.dir), "reading the wait queue", limit);
         if (children.code() != Code.OK) {
             return false;
         }
         for (QueueEntry e : QueueEntry.inOrder(children.children())) {
             if (e.owner().equals(place.owner) && e.name().startsWith(place.prefix)) {
                 Read read = calls.await(calls.getData(place.dir + "/" + e.name(), null), "reading the wait queue",
-                        budget(until));
+                        limit);
                 if (read.code() == Code.OK && read.stat().getEphemeralOwner() == calls.sessionId()) {
                     place.entry = e.name();
                     place.stat = read.stat();
@@ -316,13 +318,12 @@ final class WaitQueue {
             });
         }
         forgetWatches(place);
-        long until = System.nanoTime() + calls.timeout.toNanos();
         if (place.entry == null && place.unsure) {
-            findOwn(place, until);
+            findOwn(place, calls.timeout);
         }
         if (place.entry != null) {
             calls.await(calls.deleteOnSession(place.path(), -1, place.stat.getEphemeralOwner()),
-                    "leaving the wait queue", budget(until));
+                    "leaving the wait queue", calls.timeout);
         }
         calls.deleteIfEmpty(place.dir);
     }

@@ -132,7 +132,8 @@ final class ZooKeeperLockBackend implements LockBackend {
                 return own;
             }
         }
-        long until = System.nanoTime() + request.callTimeout(timeout).toNanos(); // the caller's deadline bounds it all
+        // retries of a create lost with the connection stop here; each call waits at most the caller's time left
+        long until = System.nanoTime() + request.callTimeout(timeout).toNanos();
         String dir = paths.queue(request);
         if (request.mode() != LockMode.SHARED && !queue.isWaiting(request)) {
             Optional<Grant> fast = fastPath(request, dir, nodes, data, until);
@@ -194,7 +195,7 @@ final class ZooKeeperLockBackend implements LockBackend {
         boolean ambiguous = false;
         while (true) {
             long epoch = connectionEpoch; // a grant is trusted from the connection it was made on
-            MultiAnswer answer = sendCreate(request, node, ops, until);
+            MultiAnswer answer = sendCreate(request, node, ops);
             Code code = answer.code();
             boolean timeLeft = System.nanoTime() < until;
             if (code == Code.OK) {
@@ -202,7 +203,7 @@ final class ZooKeeperLockBackend implements LockBackend {
             } else if (code == Code.NODEEXISTS) {
                 return new Guarded(null, answer.failedOp() == 0, ambiguous, epoch);
             } else if (code == Code.NONODE && !parents) {
-                createParents(List.of(NodePaths.parent(node), paths.queueDir()), until);
+                createParents(request, List.of(NodePaths.parent(node), paths.queueDir()));
                 parents = true;
             } else if (code == Code.CONNECTIONLOSS && timeLeft) {
                 // The connection dropped with the multi in flight: it may have been applied.
@@ -226,14 +227,14 @@ final class ZooKeeperLockBackend implements LockBackend {
      * permit's {@code czxid}.
      */
     private WaitQueue.Front takeFreePermit(LockRequest request, List<String> permits, byte[] data) {
-        return (place, stat, watch, epoch, until) -> {
+        return (place, stat, watch, epoch) -> {
             String dir = NodePaths.parent(place);
             for (String permit : permits) {
                 MultiAnswer answer = sendCreate(request, permit, List.of(
                         Op.create(dir + "/zxid", new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.CONTAINER),
                         Op.delete(dir + "/zxid", -1),
                         Op.create(permit, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL),
-                        Op.delete(place, -1)), until);
+                        Op.delete(place, -1)));
                 if (answer.code() == Code.OK) {
                     calls.deleteIfEmpty(dir);
                     return Optional.of(grant(request, permit, createdStat(answer), epoch));
@@ -258,10 +259,10 @@ final class ZooKeeperLockBackend implements LockBackend {
     }
 
     /** Sends a multi that creates {@code node}; an answer that comes too late is followed. */
-    private MultiAnswer sendCreate(LockRequest request, String node, List<Op> ops, long until) {
+    private MultiAnswer sendCreate(LockRequest request, String node, List<Op> ops) {
         CompletableFuture<MultiAnswer> sent = calls.multi(ops);
         try {
-            return calls.await(sent, "acquiring", remaining(until));
+            return calls.await(sent, "acquiring", request.callTimeout(timeout));
         } catch (LockBackendException e) {
             if (!sent.isDone()) {
                 late.follow(request, node, sent.thenApply(answer -> answer.code() == Code.OK ? createdStat(answer) : null));
@@ -280,19 +281,15 @@ final class ZooKeeperLockBackend implements LockBackend {
         return node;
     }
 
-    private void createParents(List<String> parents, long until) {
+    private void createParents(LockRequest request, List<String> parents) {
         for (String parent : parents) {
             CuratorEvent made = calls.await(ZooKeeperCalls.send(cb -> client.create().creatingParentsIfNeeded()
-                    .inBackground(cb).forPath(parent)), "creating " + parent, remaining(until));
+                    .inBackground(cb).forPath(parent)), "creating " + parent, request.callTimeout(timeout));
             Code code = Code.get(made.getResultCode());
             if (code != Code.OK && code != Code.NODEEXISTS) {
                 throw calls.failure(code, "creating " + parent);
             }
         }
-    }
-
-    private static Duration remaining(long until) {
-        return Duration.ofNanos(Math.max(0, until - System.nanoTime()));
     }
 
     /** A grant of a lock or permit node: a place this acquisition took in a queue meanwhile goes. */
