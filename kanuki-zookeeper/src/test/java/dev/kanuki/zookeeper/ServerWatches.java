@@ -1,12 +1,16 @@
 package dev.kanuki.zookeeper;
 
 import dev.kanuki.testkit.ZooKeeperServer;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.awaitility.Awaitility;
 
 /** What a ZooKeeper server says about its clients through four-letter words. */
 final class ServerWatches {
@@ -28,6 +32,15 @@ final class ServerWatches {
             }
         }
         return out;
+    }
+
+    /**
+     * Waits until each session watches some node: a waiter makes its place before it sets its
+     * watch, so a place seen is not yet a watch set.
+     */
+    static void awaitWatching(ZooKeeperServer server, Collection<Long> sessions) {
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> byPath(server).values().stream()
+                .flatMap(List::stream).collect(Collectors.toSet()).containsAll(sessions));
     }
 
     /**

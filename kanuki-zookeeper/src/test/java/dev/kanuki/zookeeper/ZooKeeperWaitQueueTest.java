@@ -91,6 +91,7 @@ class ZooKeeperWaitQueueTest extends WithZooKeeperServer {
                     sessions.add(admin.checkExists().forPath(queueDir(name) + "/" + place).getEphemeralOwner());
                 }
                 // Each waiter watches one node: the first the lock node, the others the place before theirs.
+                ServerWatches.awaitWatching(server, sessions);
                 Map<String, List<Long>> watches = ServerWatches.byPath(server);
                 assertEquals(List.of(sessions.get(0)), watches.get(lockNode(name)), "who watches the lock node: " + watches);
                 List<String> places = places(name);
@@ -217,6 +218,8 @@ class ZooKeeperWaitQueueTest extends WithZooKeeperServer {
             CompletableFuture<LockHandle> waiting = waiterSide.lock(name).acquireAsync(Duration.ofSeconds(90));
             Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> look.getChildren().forPath(queueDir(name)).size() == 1);
             List<String> before = look.getChildren().forPath(queueDir(name));
+            Awaitility.await().atMost(Duration.ofSeconds(30))
+                    .until(() -> ServerWatches.byPath(own).containsKey(lockNode(name))); // the waiter watches the holder
             // A restart cuts every connection; sessions, their nodes and (once reconnected) their watches survive it.
             own.kill();
             own.restart();
@@ -244,6 +247,7 @@ class ZooKeeperWaitQueueTest extends WithZooKeeperServer {
             Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> children(dir).size() == 2);
             long head = admin.checkExists().forPath(dir + "/" + children(dir).get(0)).getEphemeralOwner();
             long behind = admin.checkExists().forPath(dir + "/" + children(dir).get(1)).getEphemeralOwner();
+            ServerWatches.awaitWatching(server, List.of(head, behind));
             Map<String, List<Long>> watches = ServerWatches.byPath(server);
             String permits = "/kanuki/permit/" + SafeNames.stem(name, "S") + ".";
             assertEquals(List.of(head), watches.get(permits + "0"), "who watches permit 0: " + watches);
