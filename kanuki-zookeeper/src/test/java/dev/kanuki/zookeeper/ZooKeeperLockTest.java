@@ -17,33 +17,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.data.Stat;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** What the contract does not show: one request per step, restarts, waking by watch, a paused server. */
-class ZooKeeperLockTest {
-    private static ZooKeeperServer server;
-    private static CuratorFramework admin;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = ZooKeeperServer.start();
-        admin = CuratorFrameworkFactory.newClient(server.connectString(), new RetryOneTime(100));
-        admin.start();
-        assertTrue(admin.blockUntilConnected(30, TimeUnit.SECONDS));
-    }
-
-    @AfterAll
-    static void stop() {
-        admin.close();
-        server.close();
-    }
+class ZooKeeperLockTest extends WithZooKeeperServer {
 
     private static String node(String name) {
         return "/kanuki/lock/" + SafeNames.stem(name, "L");
@@ -185,7 +164,7 @@ class ZooKeeperLockTest {
             Thread.sleep(300);
             assertFalse(waiting.isDone(), "a third permit of two");
             long released = System.nanoTime();
-            second.close(); // the second permit's node: the waiter watches every permit, not only the first
+            second.close(); // the second permit's node: the first waiter in line watches every permit
             try (LockHandle next = waiting.get(10, TimeUnit.SECONDS)) {
                 long ms = (System.nanoTime() - released) / 1_000_000;
                 assertTrue(ms < 900, "the waiter took " + ms + "ms after the release: it was not woken by the watch");

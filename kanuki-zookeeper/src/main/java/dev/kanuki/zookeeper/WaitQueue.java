@@ -1,0 +1,352 @@
+package dev.kanuki.zookeeper;
+
+import dev.kanuki.spi.ChangeSubscription;
+import dev.kanuki.spi.LockRequest;
+import dev.kanuki.zookeeper.ZooKeeperCalls.Read;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The wait queues of contended locks: FIFO across JVMs, without a herd. When a lock is taken,
+ * the acquisition takes a place in its name's queue directory ({@code PREFIX/queue/STEM}, a
+ * container node): an ephemeral-sequential {@link QueueEntry} carrying its owner id. It then
+ * watches only what it must (as Curator's {@code LockInternals} does): the place before it
+ * ({@link QueueEntry#blocker}), or, first in line, the lock node of a holder that took the lock
+ * by the one-request fast path. A release therefore wakes one waiter, and a waiter whose watch
+ * has not fired makes no request at all when the engine's timer asks again.
+ *
+ * <p>A place that nothing is before holds the lock and stays in the queue until released: its
+ * own node is the grant, its {@code czxid} the fencing token (a place made later has a higher
+ * one, and a fast-path holder's lock node was made before the queue existed). The fast path
+ * never overtakes a queue: it only succeeds while the queue directory does not exist (see
+ * {@link ZooKeeperLockBackend}), and the directory exists while a place is in it; the last one to
+ * leave removes it (the server removes a container a crashed waiter left empty).
+ *
+ * <p>An abandoned acquisition (deadline passed, cancelled, failed) deletes its place; a create
+ * whose answer did not come is found by its owner id, or deleted when its answer arrives. A place
+ * lost with its session is made again at the back of the queue.
+ */
+final class WaitQueue {
+    private static final Logger LOG = LoggerFactory.getLogger(WaitQueue.class);
+
+    private final ZooKeeperCalls calls;
+    private final Map<LockRequest, Place> places = new ConcurrentHashMap<>();
+
+    WaitQueue(ZooKeeperCalls calls) {
+        this.calls = calls;
+    }
+
+    /**
+     * One request's place, from its enqueue to its grant or abandonment. It is the watcher of the
+     * one node it waits for: any event means "read the queue again".
+     */
+    private static final class Place implements Watcher {
+        final LockRequest request;
+        final String dir;
+        final String prefix;
+        final byte[] data;
+        final String owner;
+        volatile String entry;
+        volatile Stat stat;
+        /** A create of the place was not answered: it may exist, to be found by its owner id. */
+        volatile boolean unsure;
+        volatile CompletableFuture<CuratorEvent> unanswered;
+        /** Set by the watch: the queue must be read again. */
+        volatile boolean changed = true;
+        final Set<String> watched = ConcurrentHashMap.newKeySet();
+        volatile Runnable onChange;
+
+        Place(LockRequest request, String dir, String prefix, byte[] data, String owner) {
+            this.request = request;
+            this.dir = dir;
+            this.prefix = prefix;
+            this.data = data;
+            this.owner = owner;
+        }
+
+        @Override
+        public void process(WatchedEvent event) {
+            if (event.getType() == Event.EventType.None && event.getState() != Event.KeeperState.Expired) {
+                return; // disconnected or reconnected: the client sets its watches again on the same session
+            }
+            if (event.getPath() != null) {
+                watched.remove(event.getPath()); // a watch fires once
+            }
+            changed = true; // a node event, or the session's end (which took the place with it)
+            Runnable r = onChange;
+            if (r != null) {
+                r.run();
+            }
+        }
+
+        String path() {
+            return dir + "/" + entry;
+        }
+
+        /** @return how long one call for this request may wait: the caller's time left, capped, at least a second */
+        Duration callLimit(ZooKeeperCalls calls) {
+            return request.callTimeout(calls.timeout);
+        }
+    }
+
+    /** What the first place in line does: hold the lock by its place, or take a free permit. */
+    interface Front {
+        /**
+         * @param place the first place's path
+         * @param stat the first place's stat
+         * @param watch reads a node's data and leaves the place's watch on it (when it exists)
+         * @param epoch the connection epoch the grant will carry
+         * @return the grant; empty when it must wait, having watched what it waits for; null when
+         *     the queue must be read again (what it waited for, or its own place, went meanwhile)
+         */
+        Optional<ZkGrant> take(String place, Stat stat, Function<String, Read> watch, long epoch);
+    }
+
+    /**
+     * The front of a lock's queue: the first place holds by itself once no fast-path holder has
+     * the lock node, and waits for that node otherwise.
+     *
+     * @param lockPath the lock node
+     * @return the rule
+     */
+    Front holdUnlessLocked(String lockPath) {
+        return (place, stat, watch, epoch) -> {
+            if (watch.apply(lockPath).code() == Code.OK) {
+                return Optional.empty();
+            }
+            String dir = place.substring(0, place.lastIndexOf('/'));
+            return Optional.of(new ZkGrant(place, stat.getCzxid(), stat.getVersion(), stat.getEphemeralOwner(),
+                    epoch, dir));
+        };
+    }
+
+    /** @return whether the request has a place in a queue */
+    boolean isWaiting(LockRequest request) {
+        return places.containsKey(request);
+    }
+
+    /**
+     * Takes or keeps the request's place in the queue {@code dir} and looks whether it holds now.
+     *
+     * @param front what the first place in line does
+     * @param epoch the connection epoch the grant will carry
+     * @param until when to stop retrying a create lost with the connection (nanoTime clock)
+     * @return the grant when nothing is before the place any more and the front took it; empty
+     *     while it waits (watching the one node it waits for, or what the front waits for)
+     */
+    Optional<ZkGrant> advance(LockRequest request, String dir, byte[] data, Front front, long epoch, long until) {
+        Place place = places.computeIfAbsent(request, r -> new Place(r, dir,
+                QueueEntry.prefix(r.mode(), r.owner().id()), data, r.owner().id()));
+        if (!place.changed) {
+            return Optional.empty(); // nothing moved since the watch was set: no request needed
+        }
+        Function<String, Read> watch = path -> {
+            // getData, not exists: no watch is left behind on a node that is already gone
+            Read read = calls.await(calls.getData(path, place), "watching the wait queue", place.callLimit(calls));
+            if (read.code() != Code.OK && read.code() != Code.NONODE) {
+                throw calls.failure(read.code(), "watching the wait queue");
+            }
+            if (read.code() == Code.OK) {
+                place.watched.add(path);
+            }
+            return read;
+        };
+        try {
+            return advance(request, place, front, watch, epoch, until);
+        } catch (RuntimeException e) {
+            place.changed = true; // no watch may be set: the next attempt must read
+            throw e;
+        }
+    }
+
+    private Optional<ZkGrant> advance(LockRequest request, Place place, Front front, Function<String, Read> watch,
+            long epoch, long until) {
+        String dir = place.dir;
+        boolean enqueued = false;
+        while (true) {
+            place.changed = false; // before reading: an event from now on makes the next attempt read again
+            if (place.entry == null) {
+                enqueue(place, until);
+                enqueued = true;
+            }
+            Read children = calls.await(calls.getChildren(dir), "reading the wait queue", place.callLimit(calls));
+            if (children.code() != Code.OK && children.code() != Code.NONODE) {
+                throw calls.failure(children.code(), "reading the wait queue");
+            }
+            List<QueueEntry> queue = children.code() == Code.OK ? QueueEntry.inOrder(children.children()) : List.of();
+            int index = indexOf(queue, place.entry);
+            if (index < 0) {
+                if (enqueued) {
+                    throw calls.failure(Code.NONODE, "finding our place in the wait queue");
+                }
+                LOG.debug("place {} in the wait queue is gone (its session ended): queueing again", place.entry);
+                place.entry = null;
+                continue;
+            }
+            QueueEntry blocker = QueueEntry.blocker(queue, index);
+            if (blocker == null) {
+                Optional<ZkGrant> grant = front.take(place.path(), place.stat, watch, epoch);
+                if (grant == null) {
+                    continue;
+                }
+                if (grant.isPresent()) {
+                    places.remove(request);
+                    forgetWatches(place); // a semaphore's first place watched every permit; one fired
+                }
+                return grant;
+            }
+            if (watch.apply(dir + "/" + blocker.name()).code() == Code.OK) {
+                return Optional.empty();
+            }
+            // the place before ours left between the two reads: read the queue again
+        }
+    }
+
+    private static int indexOf(List<QueueEntry> queue, String entry) {
+        for (int i = 0; i < queue.size(); i++) {
+            if (queue.get(i).name().equals(entry)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** Creates the place (its parents as containers when missing), or finds the one an unanswered create made. */
+    private void enqueue(Place place, long until) {
+        while (true) {
+            if (place.unsure && findOwn(place, place.callLimit(calls))) {
+                return;
+            }
+            CompletableFuture<CuratorEvent> sent = ZooKeeperCalls.send(cb -> calls.client.create()
+                    .storingStatIn(new Stat()).creatingParentContainersIfNeeded()
+                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).inBackground(cb)
+                    .forPath(place.dir + "/" + place.prefix, place.data));
+            CuratorEvent created;
+            try {
+                created = calls.await(sent, "queueing", place.callLimit(calls));
+            } catch (RuntimeException e) {
+                place.unsure = true;
+                place.unanswered = sent;
+                throw e;
+            }
+            Code code = Code.get(created.getResultCode());
+            if (code == Code.OK) {
+                place.stat = created.getStat();
+                place.entry = created.getName().substring(place.dir.length() + 1);
+                place.unsure = false;
+                return;
+            }
+            boolean timeLeft = System.nanoTime() < until;
+            if (code == Code.CONNECTIONLOSS && timeLeft) {
+                place.unsure = true; // it may have been applied: look for it before creating another
+            } else if (code != Code.NONODE && code != Code.SESSIONEXPIRED || !timeLeft) {
+                // NONODE: the last place left and removed the directory between its creation and ours
+                throw calls.failure(code, "queueing");
+            }
+            ZooKeeperCalls.pauseBeforeRetry();
+        }
+    }
+
+    /** @return whether a place of this request's owner was found (and adopted) in the queue */
+    private boolean findOwn(Place place, Duration limit) {
+        Read children = calls.await(calls.getChildren(place.dir), "reading the wait queue", limit);
+        if (children.code() != Code.OK) {
+            return false;
+        }
+        for (QueueEntry e : QueueEntry.inOrder(children.children())) {
+            if (e.owner().equals(place.owner) && e.name().startsWith(place.prefix)) {
+                Read read = calls.await(calls.getData(place.dir + "/" + e.name(), null), "reading the wait queue",
+                        limit);
+                if (read.code() == Code.OK && read.stat().getEphemeralOwner() == calls.sessionId()) {
+                    place.entry = e.name();
+                    place.stat = read.stat();
+                    place.unsure = false;
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Registers the engine's wake-up for a waiting request: called when the node it waits for
+     * changes (or the connection does).
+     *
+     * @return the registration, or null when the request has no place
+     */
+    ChangeSubscription subscribe(LockRequest request, Runnable onChange) {
+        Place place = places.get(request);
+        if (place == null) {
+            return null;
+        }
+        place.onChange = onChange;
+        return () -> place.onChange = null;
+    }
+
+    /**
+     * Gives up the request's place, if it has one: deletes its node (found by owner id when its
+     * create was not answered, or deleted when the answer arrives) and the directory if it is
+     * then empty. Waits for the delete at most the call timeout, so that a waiter behind it is
+     * not held up by a place nobody will take.
+     */
+    void leave(LockRequest request) {
+        Place place = places.remove(request);
+        if (place == null) {
+            return;
+        }
+        place.onChange = null;
+        CompletableFuture<CuratorEvent> late = place.unanswered;
+        if (late != null) {
+            late.thenAccept(created -> {
+                if (created.getResultCode() == Code.OK.intValue()) {
+                    calls.deleteOnSession(created.getName(), -1, created.getStat().getEphemeralOwner());
+                }
+            });
+        }
+        forgetWatches(place);
+        if (place.entry == null && place.unsure) {
+            findOwn(place, calls.timeout);
+        }
+        if (place.entry != null) {
+            calls.await(calls.deleteOnSession(place.path(), -1, place.stat.getEphemeralOwner()),
+                    "leaving the wait queue", calls.timeout);
+        }
+        calls.deleteIfEmpty(place.dir);
+    }
+
+    /** Removes the watches the place left on nodes that have not changed: the server would keep them until they do. */
+    private void forgetWatches(Place place) {
+        place.onChange = null;
+        place.watched.forEach(calls::forgetWatches);
+        place.watched.clear();
+    }
+
+    /**
+     * @return the places that hold the lock of the queue {@code dir} now, in order: a writer, or
+     *     the readers in front; empty when none
+     */
+    List<QueueEntry> holders(String dir) {
+        Read children = calls.await(calls.getChildren(dir), "reading the wait queue");
+        if (children.code() == Code.NONODE) {
+            return List.of();
+        }
+        if (children.code() != Code.OK) {
+            throw calls.failure(children.code(), "reading the wait queue");
+        }
+        return QueueEntry.holders(QueueEntry.inOrder(children.children()));
+    }
+}

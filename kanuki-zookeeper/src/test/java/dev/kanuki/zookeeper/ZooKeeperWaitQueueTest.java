@@ -1,0 +1,330 @@
+package dev.kanuki.zookeeper;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kanuki.LockHandle;
+import dev.kanuki.LockProvider;
+import dev.kanuki.LockTimeoutException;
+import dev.kanuki.spi.SafeNames;
+import dev.kanuki.testkit.ZooKeeperServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Contended waiting: one queue per name, FIFO across JVMs, each waiter watching one node, no
+ * place left behind; the read-write rule on that queue.
+ */
+class ZooKeeperWaitQueueTest extends WithZooKeeperServer {
+    @TempDir
+    java.nio.file.Path tempDir;
+
+    /**
+     * @param i 0, 1 or 2
+     * @return a provider on the test server in one of three scopes (host spellings): this JVM
+     *     keeps no common in-JVM queue for them, so they meet only in ZooKeeper's wait queue
+     */
+    private static LockProvider inScope(int i) {
+        String port = ":" + server.port();
+        return LockProvider.open(switch (i) {
+            case 0 -> "zookeeper://127.0.0.1" + port;
+            case 1 -> "zookeeper://localhost" + port;
+            default -> "zookeeper://localhost" + port + ",127.0.0.1" + port;
+        });
+    }
+
+    private static String lockNode(String name) {
+        return "/kanuki/lock/" + SafeNames.stem(name, "L");
+    }
+
+    private static String queueDir(String name) {
+        return "/kanuki/queue/" + SafeNames.stem(name, "L");
+    }
+
+    /** @return the places in the name's queue, in order */
+    private static List<String> places(String name) throws Exception {
+        return children(queueDir(name));
+    }
+
+    /** Waits (generously: other JVMs start on a loaded machine) until the name's queue has {@code count} places. */
+    private static void awaitPlaces(String name, int count) {
+        Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> places(name).size() == count);
+    }
+
+    /** Waits until neither the lock node nor the queue directory is left. */
+    private static void awaitNothingLeft(String name) {
+        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> admin.checkExists().forPath(queueDir(name)) == null
+                && admin.checkExists().forPath(lockNode(name)) == null);
+    }
+
+    @Test
+    @Timeout(180)
+    void waitersInThreeJvmsAreServedInQueueOrderAndAReleaseWakesOnlyTheNext() throws Exception {
+        String name = "fifo across jvms";
+        // a long session: the waiters' clients send nothing but pings (which lcxid does not count)
+        String uri = server.kanukiUri() + "?session=60s";
+        try (LockProvider locks = LockProvider.open(uri)) {
+            LockHandle held = locks.lock(name).acquire(Duration.ofSeconds(10));
+            List<HolderJvm> waiters = new ArrayList<>();
+            try {
+                for (int i = 0; i < 3; i++) {
+                    waiters.add(HolderJvm.start(uri, name, "exclusive", tempDir.resolve("waiter" + i + ".err")));
+                    int queued = i + 1;
+                    awaitPlaces(name, queued);
+                }
+                List<Long> sessions = new ArrayList<>();
+                for (String place : places(name)) {
+                    sessions.add(admin.checkExists().forPath(queueDir(name) + "/" + place).getEphemeralOwner());
+                }
+                // Each waiter watches one node: the first the lock node, the others the place before theirs.
+                ServerWatches.awaitWatching(server, sessions);
+                Map<String, List<Long>> watches = ServerWatches.byPath(server);
+                assertEquals(List.of(sessions.get(0)), watches.get(lockNode(name)), "who watches the lock node: " + watches);
+                List<String> places = places(name);
+                for (int i = 1; i < 3; i++) {
+                    assertEquals(List.of(sessions.get(i)), watches.get(queueDir(name) + "/" + places.get(i - 1)),
+                            "who watches place " + (i - 1) + ": " + watches);
+                }
+                long[] before = {ServerWatches.lastRequest(server, sessions.get(1)),
+                        ServerWatches.lastRequest(server, sessions.get(2))};
+                held.close();
+                long previous = held.fencingToken();
+                for (int served = 0; served < 3; served++) {
+                    long token = waiters.get(served).awaitHeld(Duration.ofSeconds(30));
+                    assertTrue(token > previous, "token " + token + " after " + previous);
+                    previous = token;
+                    for (int later = served + 1; later < 3; later++) {
+                        assertFalse(waiters.get(later).held(), "waiter " + later + " got the lock before waiter " + served);
+                    }
+                    if (served == 0) {
+                        // the release woke the first waiter only: the others sent no request
+                        assertEquals(before[0], ServerWatches.lastRequest(server, sessions.get(1)), "waiter 1 woke");
+                        assertEquals(before[1], ServerWatches.lastRequest(server, sessions.get(2)), "waiter 2 woke");
+                    }
+                    waiters.get(served).release();
+                }
+            } finally {
+                for (HolderJvm w : waiters) {
+                    w.close();
+                }
+            }
+            awaitNothingLeft(name);
+        }
+    }
+
+    @Test
+    void theInJvmQueueAndTheWaitQueueCompose() throws Exception {
+        String name = "two queues";
+        try (LockProvider a = inScope(0);
+             LockProvider b = inScope(1);
+             LockProvider c = inScope(2)) {
+            LockHandle held = c.lock(name).acquire(Duration.ofSeconds(5));
+            CompletableFuture<LockHandle> a1 = a.lock(name).acquireAsync(Duration.ofSeconds(30));
+            awaitPlaces(name, 1);
+            CompletableFuture<LockHandle> b1 = b.lock(name).acquireAsync(Duration.ofSeconds(30));
+            awaitPlaces(name, 2);
+            // a2 waits in a's in-JVM queue behind a1: one place per JVM and name in the wait queue
+            CompletableFuture<LockHandle> a2 = a.lock(name).acquireAsync(Duration.ofSeconds(30));
+            held.close();
+            LockHandle first = a1.get(10, TimeUnit.SECONDS);
+            assertEquals(2, places(name).size(), "a1 holding, b1 waiting, a2 in a's own queue");
+            assertFalse(b1.isDone() || a2.isDone());
+            first.close();
+            LockHandle second = b1.get(10, TimeUnit.SECONDS);
+            assertFalse(a2.isDone(), "a2 overtook b1, which queued before it");
+            second.close();
+            a2.get(10, TimeUnit.SECONDS).close();
+            awaitNothingLeft(name);
+        }
+    }
+
+    @Test
+    void aWaiterThatGivesUpLeavesNoPlaceBehind() throws Exception {
+        String name = "gives up";
+        try (LockProvider holderSide = inScope(0);
+             LockProvider waiterSide = inScope(1)) {
+            LockHandle held = holderSide.lock(name).acquire(Duration.ofSeconds(5));
+            try {
+                waiterSide.lock(name).acquire(Duration.ofMillis(500));
+                throw new AssertionError("acquired a held lock");
+            } catch (LockTimeoutException expected) {
+                // its place goes with it
+            }
+            assertEquals(List.of(), places(name), "the timed-out waiter's place");
+            CompletableFuture<LockHandle> cancelled = waiterSide.lock(name).acquireAsync(Duration.ofSeconds(30));
+            awaitPlaces(name, 1);
+            cancelled.cancel(true);
+            awaitPlaces(name, 0);
+            CompletableFuture<LockHandle> served = waiterSide.lock(name).acquireAsync(Duration.ofSeconds(30));
+            awaitPlaces(name, 1);
+            held.close();
+            try (LockHandle queued = served.get(10, TimeUnit.SECONDS);
+                 LockProvider newcomer = inScope(2)) {
+                // the lock node is free, but a queued holder holds: the fast path must not get in
+                assertTrue(newcomer.lock(name).tryAcquire().isEmpty(), "a newcomer overtook the queue");
+                assertTrue(queued.isHeld());
+            }
+            // the last to leave removes the queue: the next acquisition is the one-request fast path again
+            awaitNothingLeft(name);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void aWaiterWhoseJvmDiesLeavesTheLine() throws Exception {
+        String name = "waiter dies";
+        try (LockProvider holderSide = inScope(0);
+             LockProvider waiterSide = inScope(1)) {
+            LockHandle held = holderSide.lock(name).acquire(Duration.ofSeconds(5));
+            HolderJvm doomed = HolderJvm.start(server.kanukiUri() + "?session=1s", name, "exclusive",
+                    tempDir.resolve("doomed.err"));
+            awaitPlaces(name, 1);
+            CompletableFuture<LockHandle> next = waiterSide.lock(name).acquireAsync(Duration.ofSeconds(60));
+            awaitPlaces(name, 2);
+            doomed.close(); // SIGKILL: its session expires, and its place with it
+            awaitPlaces(name, 1);
+            held.close();
+            try (LockHandle h = next.get(10, TimeUnit.SECONDS)) {
+                assertTrue(h.fencingToken() > held.fencingToken());
+            }
+            awaitNothingLeft(name);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void aWaiterKeepsItsPlaceThroughADroppedConnection() throws Exception {
+        String name = "connection drops";
+        try (ZooKeeperServer own = ZooKeeperServer.start();
+             LockProvider holderSide = LockProvider.open(own.kanukiUri() + "?session=30s&timeout=15s");
+             LockProvider waiterSide = LockProvider.open("zookeeper://localhost:" + own.port() + "?session=30s");
+             CuratorFramework look = CuratorFrameworkFactory.newClient(own.connectString(), new RetryOneTime(100))) {
+            look.start();
+            LockHandle held = holderSide.lock(name).acquire(Duration.ofSeconds(5));
+            CompletableFuture<LockHandle> waiting = waiterSide.lock(name).acquireAsync(Duration.ofSeconds(90));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> look.getChildren().forPath(queueDir(name)).size() == 1);
+            List<String> before = look.getChildren().forPath(queueDir(name));
+            Awaitility.await().atMost(Duration.ofSeconds(30))
+                    .until(() -> ServerWatches.byPath(own).containsKey(lockNode(name))); // the waiter watches the holder
+            // A restart cuts every connection; sessions, their nodes and (once reconnected) their watches survive it.
+            own.kill();
+            own.restart();
+            held.lost().get(30, TimeUnit.SECONDS); // the holder cannot know its session lived: it lets go
+            held.close(); // its node was still its own: the release removes it, which wakes the waiter
+            try (LockHandle next = waiting.get(30, TimeUnit.SECONDS)) {
+                assertEquals(before, look.getChildren().forPath(queueDir(name)), "the waiter took a new place");
+                assertTrue(next.fencingToken() > held.fencingToken());
+            }
+        }
+    }
+
+    @Test
+    void onlyTheFirstSemaphoreWaiterWatchesThePermits() throws Exception {
+        String name = "permits in line";
+        String dir = "/kanuki/queue/" + SafeNames.stem(name, "S");
+        try (LockProvider a = inScope(0);
+             LockProvider b = inScope(1);
+             LockProvider c = inScope(2)) {
+            LockHandle first = a.semaphore(name, 2).acquire(Duration.ofSeconds(5));
+            LockHandle second = a.semaphore(name, 2).acquire(Duration.ofSeconds(5));
+            CompletableFuture<LockHandle> third = b.semaphore(name, 2).acquireAsync(Duration.ofSeconds(30));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> children(dir).size() == 1);
+            CompletableFuture<LockHandle> fourth = c.semaphore(name, 2).acquireAsync(Duration.ofSeconds(30));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> children(dir).size() == 2);
+            long head = admin.checkExists().forPath(dir + "/" + children(dir).get(0)).getEphemeralOwner();
+            long behind = admin.checkExists().forPath(dir + "/" + children(dir).get(1)).getEphemeralOwner();
+            ServerWatches.awaitWatching(server, List.of(head, behind));
+            Map<String, List<Long>> watches = ServerWatches.byPath(server);
+            String permits = "/kanuki/permit/" + SafeNames.stem(name, "S") + ".";
+            assertEquals(List.of(head), watches.get(permits + "0"), "who watches permit 0: " + watches);
+            assertEquals(List.of(head), watches.get(permits + "1"), "who watches permit 1: " + watches);
+            long before = ServerWatches.lastRequest(server, behind);
+            second.close();
+            LockHandle third1 = third.get(10, TimeUnit.SECONDS);
+            assertTrue(third1.fencingToken() > second.fencingToken());
+            assertFalse(fourth.isDone(), "a third permit of two");
+            // the returned permit woke the first in line; taking it woke the next, which now watches the permits
+            Awaitility.await().atMost(Duration.ofSeconds(10))
+                    .until(() -> List.of(behind).equals(ServerWatches.byPath(server).get(permits + "0")));
+            assertEquals(List.of(behind), ServerWatches.byPath(server).get(permits + "1"), "the first in line, served,"
+                    + " keeps no watch");
+            assertTrue(ServerWatches.lastRequest(server, behind) > before);
+            first.close();
+            fourth.get(10, TimeUnit.SECONDS).close();
+            third1.close();
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> admin.checkExists().forPath(dir) == null);
+        }
+    }
+
+    private static List<String> children(String dir) throws Exception {
+        List<String> children;
+        try {
+            children = new ArrayList<>(admin.getChildren().forPath(dir));
+        } catch (KeeperException.NoNodeException e) {
+            return List.of(); // no queue (the last place to leave removes it)
+        }
+        children.sort((x, y) -> x.substring(x.length() - 10).compareTo(y.substring(y.length() - 10)));
+        return children;
+    }
+
+    @Test
+    void aReaderWaitsForAWriterQueuedBeforeIt() throws Exception {
+        String name = "rw order";
+        try (LockProvider a = inScope(0);
+             LockProvider b = inScope(1);
+             LockProvider c = inScope(2)) {
+            LockHandle firstReader = a.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
+            CompletableFuture<LockHandle> writer = b.readWriteLock(name).writeLock().acquireAsync(Duration.ofSeconds(30));
+            awaitPlaces(name, 2);
+            CompletableFuture<LockHandle> secondReader = c.readWriteLock(name).readLock().acquireAsync(Duration.ofSeconds(30));
+            awaitPlaces(name, 3);
+            assertFalse(writer.isDone(), "the writer got in while a reader held");
+            assertFalse(secondReader.isDone(), "a reader overtook the writer queued before it");
+            firstReader.close();
+            LockHandle w = writer.get(10, TimeUnit.SECONDS);
+            assertTrue(w.fencingToken() > firstReader.fencingToken());
+            assertFalse(secondReader.isDone(), "a reader got in while the writer held");
+            w.close();
+            try (LockHandle r = secondReader.get(10, TimeUnit.SECONDS)) {
+                assertTrue(r.fencingToken() > w.fencingToken());
+                assertEquals(dev.kanuki.LockStatus.State.HELD_SHARED, b.status(name).state());
+            }
+            awaitNothingLeft(name);
+        }
+    }
+
+    @Test
+    void readersInARowHoldTogetherAndAWriterWaitsForThemAll() throws Exception {
+        String name = "rw readers";
+        try (LockProvider a = inScope(0);
+             LockProvider b = inScope(1);
+             LockProvider c = inScope(2)) {
+            LockHandle r1 = a.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
+            LockHandle r2 = b.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
+            CompletableFuture<LockHandle> writer = c.lock(name).acquireAsync(Duration.ofSeconds(30));
+            awaitPlaces(name, 3);
+            r2.close();
+            assertFalse(writer.isDone(), "the writer got in while a reader held");
+            r1.close();
+            try (LockHandle w = writer.get(10, TimeUnit.SECONDS)) {
+                assertTrue(w.fencingToken() > Math.max(r1.fencingToken(), r2.fencingToken()));
+                Stat place = admin.checkExists().forPath(queueDir(name) + "/" + places(name).get(0));
+                assertEquals(place.getCzxid(), w.fencingToken(), "a queued holder's token is its place's czxid");
+            }
+        }
+    }
+}
