@@ -1,0 +1,139 @@
+package dev.kanuki.bench;
+
+import dev.kanuki.DistributedLock;
+import dev.kanuki.LockHandle;
+import dev.kanuki.LockProvider;
+import dev.kanuki.testkit.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import org.redisson.Redisson;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+/**
+ * Uncontended Redis acquire+release, interleaved in one JVM on one {@code redis-server} started
+ * by the test kit: kanuki ({@code redis://}, {@code tryAcquire()} + the fencing token +
+ * {@code close()}, and {@code acquire(5s)} + {@code close()}), raw Lettuce
+ * ({@link RedisByHand#setNxThenDelete}: {@code SET NX PX} + {@code EVALSHA} compare-and-delete),
+ * kanuki's own two scripts by hand over raw Lettuce ({@link RedisByHand#sameScripts}), and
+ * Redisson 4.7.0 ({@code RLock.lock(30, SECONDS)} + {@code unlock()}: a lease time, so no
+ * watchdog). Each round opens new clients for every side and alternates blocks of
+ * {@value #BLOCK} operations of each side {@value #BLOCKS} times, so the machine's other load
+ * falls on all sides alike; ratios are taken within each round, then the median. Not JMH: the
+ * first {@value #WARM_ROUNDS} rounds are warm-up and are dropped. Targets: kanuki ≤ 1.2× raw,
+ * ≈ 0.75× Redisson.
+ *
+ * <pre>
+ * java -cp kanuki-bench/target/benchmarks.jar dev.kanuki.bench.RedisInterleaved [ROUNDS]
+ * </pre>
+ */
+public final class RedisInterleaved {
+    private static final int BLOCK = 50;
+    private static final int BLOCKS = 10;
+    private static final int WARM_ROUNDS = 2;
+    /** The sides, in the order of a round's columns. */
+    static final String[] SIDES = {"kanukiTry", "kanukiAcquire", "raw", "same", "redisson"};
+
+    private RedisInterleaved() {
+    }
+
+    /** One operation of a side. */
+    private interface Op {
+        void run() throws Exception;
+    }
+
+    /**
+     * @param args {@code [ROUNDS]}, measured rounds after the warm-up (default 10)
+     * @throws Exception when a side fails
+     */
+    public static void main(String[] args) throws Exception {
+        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
+        try (RedisServer server = RedisServer.start()) {
+            run(server.kanukiUri(), rounds, BLOCKS);
+        }
+    }
+
+    /** A Redisson client of one server, with Redisson's defaults otherwise. */
+    static RedissonClient redisson(String uri) {
+        Config config = new Config();
+        config.useSingleServer().setAddress(uri);
+        return Redisson.create(config);
+    }
+
+    /**
+     * Runs {@code WARM_ROUNDS + rounds} rounds of {@code blocks} blocks per side and prints the
+     * medians and ratios.
+     *
+     * @return the measured rounds, µs per acquire+release, one column per {@link #SIDES side}
+     */
+    static List<double[]> run(String uri, int rounds, int blocks) throws Exception {
+        List<double[]> results = new ArrayList<>();
+        Duration wait = Duration.ofSeconds(5);
+        for (int round = 0; round < WARM_ROUNDS + rounds; round++) {
+            RedissonClient redisson = redisson(uri);
+            try (LockProvider provider = LockProvider.open(uri);
+                 RedisByHand raw = new RedisByHand(uri);
+                 RedisByHand same = new RedisByHand(uri)) {
+                DistributedLock tryLock = provider.lock("bench-try");
+                DistributedLock acquireLock = provider.lock("bench-acquire");
+                RLock rlock = redisson.getLock("redisson-bench");
+                long[] counter = {0};
+                Op[] ops = {
+                    () -> {
+                        try (LockHandle h = tryLock.tryAcquire().orElseThrow()) {
+                            h.fencingToken();
+                        }
+                    },
+                    () -> acquireLock.acquire(wait).close(),
+                    () -> raw.setNxThenDelete("raw:bench", "owner-" + ++counter[0]),
+                    () -> same.sameScripts("same:{b}:lock", "same:{b}:fence", "same:{b}:released", "owner-" + ++counter[0]),
+                    () -> {
+                        rlock.lock(RedisByHand.LEASE_MILLIS, TimeUnit.MILLISECONDS);
+                        rlock.unlock();
+                    },
+                };
+                double[] micros = measure(ops, blocks);
+                if (round >= WARM_ROUNDS) {
+                    results.add(micros);
+                }
+            } finally {
+                redisson.shutdown();
+            }
+        }
+        System.out.printf(Locale.ROOT, "redis uncontended acquire+release, %d rounds of %d×%d ops per side, median µs/op%n",
+                rounds, blocks, BLOCK);
+        Rounds.printMedians("  medians", SIDES, results, "%.1f");
+        System.out.println("  median of per-round ratios:");
+        Rounds.printRatio("kanukiTry/raw", results, 0, 2, "≤ 1.2x");
+        Rounds.printRatio("kanukiAcquire/raw", results, 1, 2, "≤ 1.2x");
+        Rounds.printRatio("kanukiTry/redisson", results, 0, 4, "≈ 0.75x");
+        Rounds.printRatio("kanukiAcquire/redisson", results, 1, 4, "≈ 0.75x");
+        Rounds.printRatio("same/raw (kanuki's scripts)", results, 3, 2, "");
+        Rounds.printRatio("kanukiTry/same (client+engine)", results, 0, 3, "");
+        Rounds.printRatio("redisson/raw", results, 4, 2, "");
+        return results;
+    }
+
+    /** Alternates blocks of every side; returns µs per op per side. */
+    private static double[] measure(Op[] ops, int blocks) throws Exception {
+        long[] nanos = new long[ops.length];
+        for (int b = 0; b < blocks; b++) {
+            for (int k = 0; k < ops.length; k++) {
+                long start = System.nanoTime();
+                for (int i = 0; i < BLOCK; i++) {
+                    ops[k].run();
+                }
+                nanos[k] += System.nanoTime() - start;
+            }
+        }
+        double[] micros = new double[ops.length];
+        for (int k = 0; k < ops.length; k++) {
+            micros[k] = nanos[k] / 1e3 / ((double) BLOCK * blocks);
+        }
+        return micros;
+    }
+}
