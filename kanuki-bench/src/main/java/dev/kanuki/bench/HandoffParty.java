@@ -57,6 +57,10 @@ interface HandoffParty extends AutoCloseable {
                 if (kind.startsWith(PG_ADVISORY_PREFIX)) {
                     yield new PgAdvisoryParty(kind.substring(PG_ADVISORY_PREFIX.length()));
                 }
+                HandoffParty redis = RedisParties.forKind(kind); // redisRaw:URI, redisson:URI
+                if (redis != null) {
+                    yield redis;
+                }
                 throw new IllegalArgumentException("unknown handoff kind: " + kind);
             }
         };
