@@ -55,7 +55,7 @@ public final class RedisInterleaved {
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
         try (RedisServer server = RedisServer.start()) {
-            run(server.kanukiUri(), rounds, BLOCKS);
+            run(server.kanukiUri(), WARM_ROUNDS, rounds, BLOCKS);
         }
     }
 
@@ -67,15 +67,15 @@ public final class RedisInterleaved {
     }
 
     /**
-     * Runs {@code WARM_ROUNDS + rounds} rounds of {@code blocks} blocks per side and prints the
-     * medians and ratios.
+     * Runs {@code warmRounds + rounds} rounds of {@code blocks} blocks per side and prints the
+     * medians and ratios of the last {@code rounds}.
      *
      * @return the measured rounds, µs per acquire+release, one column per {@link #SIDES side}
      */
-    static List<double[]> run(String uri, int rounds, int blocks) throws Exception {
+    static List<double[]> run(String uri, int warmRounds, int rounds, int blocks) throws Exception {
         List<double[]> results = new ArrayList<>();
         Duration wait = Duration.ofSeconds(5);
-        for (int round = 0; round < WARM_ROUNDS + rounds; round++) {
+        for (int round = 0; round < warmRounds + rounds; round++) {
             RedissonClient redisson = redisson(uri);
             try (LockProvider provider = LockProvider.open(uri);
                  RedisByHand raw = new RedisByHand(uri);
@@ -99,7 +99,7 @@ public final class RedisInterleaved {
                     },
                 };
                 double[] micros = measure(ops, blocks);
-                if (round >= WARM_ROUNDS) {
+                if (round >= warmRounds) {
                     results.add(micros);
                 }
             } finally {
