@@ -16,7 +16,8 @@ import java.util.List;
  *   <li>{@link #setNxThenDelete}: the least a Redis lock needs, {@code SET key value NX PX lease}
  *       then an {@code EVALSHA} compare-and-delete. Two round trips, no fencing token, nobody
  *       woken.</li>
- *   <li>{@link #sameScripts}: kanuki-redis's own two scripts (copied from its {@code Scripts}:
+ *   <li>{@link #sameScripts}: kanuki-redis's own two scripts (read from its {@code Scripts}, so
+ *       they stay what kanuki sends:
  *       {@code SET NX PX} + {@code INCR} fence in one script, compare-and-delete + {@code PUBLISH}
  *       in the other). The same server work as kanuki's {@code tryAcquire()} + {@code close()},
  *       without kanuki's backend and engine, so {@code kanuki/raw = same/raw × kanuki/same}.</li>
@@ -34,29 +35,14 @@ final class RedisByHand implements AutoCloseable {
             return 0
             """;
 
-    /** Compare-and-delete, then wake waiters (kanuki's release script). KEYS: lock. ARGV: value, channel. */
-    static final String DELETE_IF_MINE_AND_PUBLISH = """
-            if redis.call('GET', KEYS[1]) == ARGV[1] then
-              redis.call('DEL', KEYS[1])
-              redis.call('PUBLISH', ARGV[2], '1')
-              return 1
-            end
-            return 0
-            """;
+    /**
+     * kanuki-redis's release script (compare-and-delete, then {@code PUBLISH}). KEYS: lock. ARGV:
+     * value, channel.
+     */
+    static final String DELETE_IF_MINE_AND_PUBLISH = kanukiScript("RELEASE");
 
-    /** kanuki's acquire script. KEYS: lock, fence. ARGV: value, lease ms. */
-    static final String SET_NX_AND_FENCE = """
-            if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-              local n = redis.call('INCR', KEYS[2])
-              if n == 1 then
-                local t = redis.call('TIME')
-                n = tonumber(t[1]) * 1000000 + tonumber(t[2])
-                redis.call('SET', KEYS[2], string.format('%d', n))
-              end
-              return {1, n}
-            end
-            return {0, redis.call('PTTL', KEYS[1])}
-            """;
+    /** kanuki-redis's acquire script ({@code SET NX PX}, then {@code INCR} fence). KEYS: lock, fence. ARGV: value, lease ms. */
+    static final String SET_NX_AND_FENCE = kanukiScript("ACQUIRE");
 
     private static final String LEASE = Long.toString(LEASE_MILLIS);
 
@@ -147,6 +133,17 @@ final class RedisByHand implements AutoCloseable {
         }
         deleteIfMineAndPublish(key, value, channel);
         return ((Number) taken.get(1)).longValue();
+    }
+
+    /** A script of kanuki-redis's package-private {@code Scripts}, as kanuki sends it. */
+    private static String kanukiScript(String field) {
+        try {
+            java.lang.reflect.Field f = Class.forName("dev.kanuki.redis.Scripts").getDeclaredField(field);
+            f.setAccessible(true);
+            return (String) f.get(null);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("kanuki-redis has no Scripts." + field + " any more: update RedisByHand", e);
+        }
     }
 
     @Override
