@@ -155,7 +155,8 @@ public final class RedisInterleaved {
     private static double[] measure(Op[] ops, int blocks) throws Exception {
         long[][] samples = new long[ops.length][BLOCK * blocks];
         for (int b = 0; b < blocks; b++) {
-            for (int k = 0; k < ops.length; k++) {
+            for (int j = 0; j < ops.length; j++) {
+                int k = (b + j) % ops.length; // each block starts with the next side: no side always follows the same one
                 for (int i = 0; i < BLOCK; i++) {
                     long start = System.nanoTime();
                     ops[k].run();
