@@ -279,8 +279,8 @@ public final class RedisContention {
         System.out.printf(Locale.ROOT, "redis contention, %d threads in each of 2 JVMs on one name, %d rounds of %.1f s"
                 + " per implementation, median over rounds%n", THREADS, rounds, millis / 1000.0);
         Rounds.printMedians("  acquisitions/s", IMPLS, results, "%.0f");
-        Rounds.printMedians("  p99 wait µs   ", IMPLS, columns(results, 1), "%.0f");
-        Rounds.printMedians("  p50 wait µs   ", IMPLS, columns(results, 2), "%.0f");
+        Rounds.printMedians("  p99 wait µs   ", IMPLS, Rounds.columns(results, IMPLS.length, 2 * IMPLS.length), "%.0f");
+        Rounds.printMedians("  p50 wait µs   ", IMPLS, Rounds.columns(results, 2 * IMPLS.length, 3 * IMPLS.length), "%.0f");
         System.out.println("  acquisitions per round, this JVM + the partner: " + String.join(" | ", split));
         System.out.println("  median of per-round ratios:");
         Rounds.printRatio("acq/s kanuki/redisson", results, 0, 1, "≥ 1.5x");
@@ -288,10 +288,5 @@ public final class RedisContention {
         Rounds.printRatio("acq/s kanuki/rawSpin", results, 0, 2, "");
         Rounds.printRatio("p99 wait kanuki/rawSpin", results, 3, 5, "");
         return results;
-    }
-
-    /** The {@code group}-th block of {@link #IMPLS}-wide columns of each round. */
-    private static List<double[]> columns(List<double[]> results, int group) {
-        return results.stream().map(r -> Arrays.copyOfRange(r, group * IMPLS.length, (group + 1) * IMPLS.length)).toList();
     }
 }

@@ -99,8 +99,7 @@ public final class RedisHandoffBench {
         System.out.printf(Locale.ROOT, "redis handoff between 2 JVMs, %d rounds of %d×%d ring steps per implementation,"
                 + " median over rounds, µs per handoff%n", rounds, blocks, STEPS);
         Rounds.printMedians("  p50", IMPLS, results, "%.0f");
-        Rounds.printMedians("  p99", IMPLS, results.stream()
-                .map(r -> java.util.Arrays.copyOfRange(r, IMPLS.length, r.length)).toList(), "%.0f");
+        Rounds.printMedians("  p99", IMPLS, Rounds.columns(results, IMPLS.length, 2 * IMPLS.length), "%.0f");
         System.out.println("  median of per-round ratios:");
         Rounds.printRatio("p50 kanuki/raw", results, 0, 1, "≤ 1.5x");
         Rounds.printRatio("p50 kanuki/redisson", results, 0, 2, "≤ 0.5x");

@@ -133,7 +133,7 @@ public final class RedisInterleaved {
         System.out.printf(Locale.ROOT, "redis uncontended acquire+release, %d rounds of %d×%d ops per side,"
                 + " median over rounds of each round's p50 (and mean) µs/op%n", rounds, blocks, BLOCK);
         Rounds.printMedians("  p50 ", SIDES, results, "%.1f");
-        Rounds.printMedians("  mean", SIDES, results.stream().map(r -> java.util.Arrays.copyOfRange(r, SIDES.length, r.length)).toList(), "%.1f");
+        Rounds.printMedians("  mean", SIDES, Rounds.columns(results, SIDES.length, 2 * SIDES.length), "%.1f");
         System.out.println("  median of per-round ratios:");
         Rounds.printRatio("kanukiTry/raw", results, 0, 3, "≤ 1.2x");
         Rounds.printRatio("kanukiAcquire/raw", results, 1, 3, "≤ 1.2x");

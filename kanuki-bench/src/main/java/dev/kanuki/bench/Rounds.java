@@ -32,6 +32,11 @@ final class Rounds {
         return median(rounds.stream().mapToDouble(r -> r[a] / r[b]).toArray());
     }
 
+    /** Columns {@code from} (inclusive) to {@code to} (exclusive) of every round. */
+    static List<double[]> columns(List<double[]> rounds, int from, int to) {
+        return rounds.stream().map(r -> Arrays.copyOfRange(r, from, to)).toList();
+    }
+
     /** {@code column a / column b} of every round, two decimals each, space-separated. */
     static String perRound(List<double[]> rounds, int a, int b) {
         return rounds.stream().map(r -> String.format(Locale.ROOT, "%.2f", r[a] / r[b]))
