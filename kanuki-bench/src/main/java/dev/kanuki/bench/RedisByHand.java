@@ -74,6 +74,11 @@ final class RedisByHand implements AutoCloseable {
         return redis;
     }
 
+    /** The SHA-1 of {@link #DELETE_IF_MINE_AND_PUBLISH}, loaded on this connection's server. */
+    String deleteAndPublishSha() {
+        return deleteAndPublishSha;
+    }
+
     /**
      * {@code SET key value NX PX lease}.
      *

@@ -61,12 +61,17 @@ public final class RedisHandoffBench {
     static List<double[]> run(String uri, int rounds, int blocks) throws Exception {
         String[] kinds = {HandoffParty.KANUKI_URI_PREFIX + uri, RedisParties.RAW_PREFIX + uri,
             RedisParties.REDISSON_PREFIX + uri};
+        // kanuki's pair opens last: its partner gives up after waiting 30 s (HandoffParty.KanukiParty),
+        // and on a very busy machine starting the other two partner JVMs can take longer than that
+        HandoffPair[] opened = new HandoffPair[kinds.length];
         List<HandoffPair> pairs = new ArrayList<>();
         List<double[]> results = new ArrayList<>();
         try {
-            for (String kind : kinds) {
-                pairs.add(HandoffPair.open(HandoffPair.PROCESSES_PREFIX + kind));
+            for (int k = kinds.length - 1; k >= 0; k--) {
+                opened[k] = HandoffPair.open(HandoffPair.PROCESSES_PREFIX + kinds[k]);
+                pairs.add(opened[k]);
             }
+            pairs = List.of(opened);
             for (int round = 0; round < WARM_ROUNDS + rounds; round++) {
                 long[][] nanos = new long[pairs.size()][STEPS * blocks];
                 for (int b = 0; b < blocks; b++) {
@@ -92,9 +97,7 @@ public final class RedisHandoffBench {
                 }
             }
         } finally {
-            for (HandoffPair pair : pairs) {
-                pair.close();
-            }
+            closeAll(pairs);
         }
         System.out.printf(Locale.ROOT, "redis handoff between 2 JVMs, %d rounds of %d×%d ring steps per implementation,"
                 + " median over rounds, µs per handoff%n", rounds, blocks, STEPS);
@@ -106,5 +109,24 @@ public final class RedisHandoffBench {
         Rounds.printRatio("p99 kanuki/raw", results, 3, 4, "");
         Rounds.printRatio("p99 kanuki/redisson", results, 3, 5, "");
         return results;
+    }
+
+    /** Closes every pair, even when closing one fails; throws the first failure. */
+    private static void closeAll(List<HandoffPair> pairs) throws Exception {
+        Exception first = null;
+        for (HandoffPair pair : pairs) {
+            try {
+                pair.close();
+            } catch (Exception e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
     }
 }

@@ -104,7 +104,9 @@ final class RedisParties {
             try {
                 for (int i = 0; i < LOCKS; i++) {
                     if (values[i] != null) {
-                        unlock(i);
+                        // not unlock(i): a lock held past its 30 s lease (a stalled run) is gone already
+                        redis.commands().evalsha(redis.deleteAndPublishSha(), io.lettuce.core.ScriptOutputType.INTEGER,
+                                new String[] {key(i)}, values[i], channel(i));
                     }
                 }
             } finally {
