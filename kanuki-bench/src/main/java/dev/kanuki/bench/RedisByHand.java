@@ -52,10 +52,16 @@ final class RedisByHand implements AutoCloseable {
     private final String deleteSha;
     private final String deleteAndPublishSha;
     private final String acquireSha;
-    private final SetArgs setNx = SetArgs.Builder.nx().px(LEASE_MILLIS);
+    private final SetArgs setNx;
 
-    /** Connects to {@code redis://host:port} and loads the scripts. */
+    /** Connects to {@code redis://host:port} and loads the scripts; locks get {@link #LEASE_MILLIS}. */
     RedisByHand(String uri) {
+        this(uri, LEASE_MILLIS);
+    }
+
+    /** Connects to {@code redis://host:port} and loads the scripts; {@link #setNx} sets {@code leaseMillis}. */
+    RedisByHand(String uri, long leaseMillis) {
+        setNx = SetArgs.Builder.nx().px(leaseMillis);
         client = RedisClient.create(uri);
         try {
             connection = client.connect();

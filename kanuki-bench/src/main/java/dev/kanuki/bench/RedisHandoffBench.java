@@ -18,8 +18,11 @@ import java.util.Locale;
  *   <li>{@code raw}: Lettuce by hand ({@link RedisParties.PubSubParty}): {@code SUBSCRIBE},
  *       {@code SET NX PX} fails, wait for the {@code PUBLISH} of the releaser's compare-and-delete
  *       script, {@code SET NX PX} again;</li>
- *   <li>{@code redisson}: Redisson 4.7.0 {@code RLock.lock(30 s lease)} + {@code unlock()}.</li>
+ *   <li>{@code redisson}: Redisson 4.7.0 {@code RLock.lock(lease)} + {@code unlock()}.</li>
  * </ul>
+ *
+ * <p>The raw and Redisson locks get a 10-minute lease ({@link RedisParties#LEASE_MILLIS}): a main
+ * party holds its lock while the other pairs run, and neither renews a lease.
  *
  * <p>Interleaved: each round runs {@value #BLOCKS} blocks, each of {@value #STEPS} ring steps of
  * every implementation in turn, and times every step (one step = two handoffs, so a handoff is

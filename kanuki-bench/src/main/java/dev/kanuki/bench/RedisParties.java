@@ -21,6 +21,14 @@ final class RedisParties {
     /** Partner kind of {@link RedissonParty}. */
     static final String REDISSON_PREFIX = "redisson:";
 
+    /**
+     * The lease of the raw and Redisson handoff locks: long, because a pair's main party holds its
+     * lock while the other pairs open (partner JVMs start) or run their blocks, which on a very
+     * busy machine took over 30 s; neither has a watchdog that would renew it (kanuki's engine
+     * renews its own). The lease is only a number sent with the command: it costs nothing.
+     */
+    static final long LEASE_MILLIS = 600_000;
+
     private RedisParties() {
     }
 
@@ -55,7 +63,7 @@ final class RedisParties {
         private long acquisitions;
 
         PubSubParty(String uri) {
-            redis = new RedisByHand(uri);
+            redis = new RedisByHand(uri, LEASE_MILLIS);
             pubSubClient = RedisClient.create(uri);
             pubSub = pubSubClient.connectPubSub();
             for (int i = 0; i < LOCKS; i++) {
@@ -104,7 +112,7 @@ final class RedisParties {
             try {
                 for (int i = 0; i < LOCKS; i++) {
                     if (values[i] != null) {
-                        // not unlock(i): a lock held past its 30 s lease (a stalled run) is gone already
+                        // not unlock(i): a lock held past its lease (a stalled run) is gone already
                         redis.commands().evalsha(redis.deleteAndPublishSha(), io.lettuce.core.ScriptOutputType.INTEGER,
                                 new String[] {key(i)}, values[i], channel(i));
                     }
@@ -118,7 +126,7 @@ final class RedisParties {
     }
 
     /**
-     * Redisson 4.7.0 {@code RLock}s: {@code lock(30 s lease)} (so no watchdog), {@code unlock()}.
+     * Redisson 4.7.0 {@code RLock}s: {@code lock(lease)} (so no watchdog), {@code unlock()}.
      * Redisson waits through its own pub/sub subscription per lock.
      */
     static final class RedissonParty implements HandoffParty {
@@ -134,7 +142,7 @@ final class RedisParties {
 
         @Override
         public void lock(int i) {
-            locks[i].lock(RedisByHand.LEASE_MILLIS, TimeUnit.MILLISECONDS);
+            locks[i].lock(LEASE_MILLIS, TimeUnit.MILLISECONDS);
         }
 
         @Override
