@@ -60,6 +60,10 @@ interface HandoffParty extends AutoCloseable {
                 if (kind.startsWith(ZooKeeperByHand.RAW_PREFIX) || kind.startsWith(ZooKeeperByHand.CURATOR_PREFIX)) {
                     yield ZooKeeperHandoff.party(kind);
                 }
+                HandoffParty redis = RedisParties.forKind(kind); // redisRaw:URI, redisson:URI
+                if (redis != null) {
+                    yield redis;
+                }
                 throw new IllegalArgumentException("unknown handoff kind: " + kind);
             }
         };

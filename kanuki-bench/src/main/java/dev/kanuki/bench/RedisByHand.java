@@ -1,0 +1,165 @@
+package dev.kanuki.bench;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Redis locks by hand over raw Lettuce (the client kanuki-redis uses), one synchronous
+ * connection: the floors the Redis benchmarks compare kanuki with.
+ *
+ * <ul>
+ *   <li>{@link #setNxThenDelete}: the least a Redis lock needs, {@code SET key value NX PX lease}
+ *       then an {@code EVALSHA} compare-and-delete. Two round trips, no fencing token, nobody
+ *       woken.</li>
+ *   <li>{@link #sameScripts}: kanuki-redis's own two scripts (read from its {@code Scripts}, so
+ *       they stay what kanuki sends:
+ *       {@code SET NX PX} + {@code INCR} fence in one script, compare-and-delete + {@code PUBLISH}
+ *       in the other). The same server work as kanuki's {@code tryAcquire()} + {@code close()},
+ *       without kanuki's backend and engine, so {@code kanuki/raw = same/raw × kanuki/same}.</li>
+ * </ul>
+ */
+final class RedisByHand implements AutoCloseable {
+    /** The lease every raw lock is set with, as kanuki's default lease. */
+    static final long LEASE_MILLIS = 30_000;
+
+    /** Compare-and-delete. KEYS: lock. ARGV: value. */
+    static final String DELETE_IF_MINE = """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              return redis.call('DEL', KEYS[1])
+            end
+            return 0
+            """;
+
+    /**
+     * kanuki-redis's release script (compare-and-delete, then {@code PUBLISH}). KEYS: lock. ARGV:
+     * value, channel.
+     */
+    static final String DELETE_IF_MINE_AND_PUBLISH = kanukiScript("RELEASE");
+
+    /** kanuki-redis's acquire script ({@code SET NX PX}, then {@code INCR} fence). KEYS: lock, fence. ARGV: value, lease ms. */
+    static final String SET_NX_AND_FENCE = kanukiScript("ACQUIRE");
+
+    private static final String LEASE = Long.toString(LEASE_MILLIS);
+
+    private final RedisClient client;
+    private final StatefulRedisConnection<String, String> connection;
+    private final RedisCommands<String, String> redis;
+    private final String deleteSha;
+    private final String deleteAndPublishSha;
+    private final String acquireSha;
+    private final SetArgs setNx;
+
+    /** Connects to {@code redis://host:port} and loads the scripts; locks get {@link #LEASE_MILLIS}. */
+    RedisByHand(String uri) {
+        this(uri, LEASE_MILLIS);
+    }
+
+    /** Connects to {@code redis://host:port} and loads the scripts; {@link #setNx} sets {@code leaseMillis}. */
+    RedisByHand(String uri, long leaseMillis) {
+        setNx = SetArgs.Builder.nx().px(leaseMillis);
+        client = RedisClient.create(uri);
+        try {
+            connection = client.connect();
+        } catch (RuntimeException e) {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+            throw e;
+        }
+        redis = connection.sync();
+        deleteSha = redis.scriptLoad(DELETE_IF_MINE);
+        deleteAndPublishSha = redis.scriptLoad(DELETE_IF_MINE_AND_PUBLISH);
+        acquireSha = redis.scriptLoad(SET_NX_AND_FENCE);
+    }
+
+    /** The connection's synchronous commands, for parties that build on this one. */
+    RedisCommands<String, String> commands() {
+        return redis;
+    }
+
+    /** The SHA-1 of {@link #DELETE_IF_MINE_AND_PUBLISH}, loaded on this connection's server. */
+    String deleteAndPublishSha() {
+        return deleteAndPublishSha;
+    }
+
+    /**
+     * {@code SET key value NX PX lease}.
+     *
+     * @return whether the lock was free and is now ours
+     */
+    boolean setNx(String key, String value) {
+        return "OK".equals(redis.set(key, value, setNx));
+    }
+
+    /**
+     * Compare-and-delete.
+     *
+     * @throws IllegalStateException when the key did not hold {@code value}
+     */
+    void deleteIfMine(String key, String value) {
+        Long deleted = redis.evalsha(deleteSha, ScriptOutputType.INTEGER, new String[] {key}, value);
+        if (deleted == null || deleted != 1) {
+            throw new IllegalStateException("compare-and-delete of " + key + " found another value");
+        }
+    }
+
+    /**
+     * Compare-and-delete, then {@code PUBLISH channel 1}, in one script.
+     *
+     * @throws IllegalStateException when the key did not hold {@code value}
+     */
+    void deleteIfMineAndPublish(String key, String value, String channel) {
+        Long deleted = redis.evalsha(deleteAndPublishSha, ScriptOutputType.INTEGER, new String[] {key}, value, channel);
+        if (deleted == null || deleted != 1) {
+            throw new IllegalStateException("compare-and-delete of " + key + " found another value");
+        }
+    }
+
+    /**
+     * Takes and gives back one lock: {@code SET NX PX}, then compare-and-delete.
+     *
+     * @throws IllegalStateException when the lock was taken
+     */
+    void setNxThenDelete(String key, String value) {
+        if (!setNx(key, value)) {
+            throw new IllegalStateException(key + " is taken");
+        }
+        deleteIfMine(key, value);
+    }
+
+    /**
+     * kanuki's two scripts by hand: acquire with a fencing token, then compare-and-delete and
+     * publish.
+     *
+     * @return the fencing token
+     * @throws IllegalStateException when the lock was taken
+     */
+    long sameScripts(String key, String fence, String channel, String value) {
+        List<Object> taken = redis.evalsha(acquireSha, ScriptOutputType.MULTI, new String[] {key, fence}, value, LEASE);
+        if (((Number) taken.get(0)).longValue() != 1) {
+            throw new IllegalStateException(key + " is taken");
+        }
+        deleteIfMineAndPublish(key, value, channel);
+        return ((Number) taken.get(1)).longValue();
+    }
+
+    /** A script of kanuki-redis's package-private {@code Scripts}, as kanuki sends it. */
+    private static String kanukiScript(String field) {
+        try {
+            java.lang.reflect.Field f = Class.forName("dev.kanuki.redis.Scripts").getDeclaredField(field);
+            f.setAccessible(true);
+            return (String) f.get(null);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("kanuki-redis has no Scripts." + field + " any more: update RedisByHand", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        connection.close();
+        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    }
+}
