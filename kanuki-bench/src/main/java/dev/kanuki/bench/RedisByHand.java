@@ -35,13 +35,27 @@ final class RedisByHand implements AutoCloseable {
             return 0
             """;
 
-    /**
-     * kanuki-redis's release script (compare-and-delete, then {@code PUBLISH}). KEYS: lock. ARGV:
-     * value, channel.
-     */
-    static final String DELETE_IF_MINE_AND_PUBLISH = kanukiScript("RELEASE");
+    /** Compare-and-delete, then {@code PUBLISH}: the raw pub/sub lock's release. KEYS: lock. ARGV: value, channel. */
+    static final String DELETE_IF_MINE_AND_PUBLISH = """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              redis.call('DEL', KEYS[1])
+              redis.call('PUBLISH', ARGV[2], '1')
+              return 1
+            end
+            return 0
+            """;
 
-    /** kanuki-redis's acquire script ({@code SET NX PX}, then {@code INCR} fence). KEYS: lock, fence. ARGV: value, lease ms. */
+    /**
+     * kanuki-redis's release script (compare-and-delete or remove a member, then {@code PUBLISH}).
+     * KEYS: the grant's key. ARGV: mode, value, channel.
+     */
+    static final String KANUKI_RELEASE = kanukiScript("RELEASE");
+
+    /**
+     * kanuki-redis's acquire script ({@code SET NX PX} after the checks for readers and a writer's
+     * intent, then the fence). KEYS: lock, fence, shared, permits, intent. ARGV: mode, value,
+     * lease ms, permits.
+     */
     static final String SET_NX_AND_FENCE = kanukiScript("ACQUIRE");
 
     private static final String LEASE = Long.toString(LEASE_MILLIS);
@@ -52,6 +66,7 @@ final class RedisByHand implements AutoCloseable {
     private final String deleteSha;
     private final String deleteAndPublishSha;
     private final String acquireSha;
+    private final String kanukiReleaseSha;
     private final SetArgs setNx;
 
     /** Connects to {@code redis://host:port} and loads the scripts; locks get {@link #LEASE_MILLIS}. */
@@ -73,6 +88,7 @@ final class RedisByHand implements AutoCloseable {
         deleteSha = redis.scriptLoad(DELETE_IF_MINE);
         deleteAndPublishSha = redis.scriptLoad(DELETE_IF_MINE_AND_PUBLISH);
         acquireSha = redis.scriptLoad(SET_NX_AND_FENCE);
+        kanukiReleaseSha = redis.scriptLoad(KANUKI_RELEASE);
     }
 
     /** The connection's synchronous commands, for parties that build on this one. */
@@ -137,12 +153,18 @@ final class RedisByHand implements AutoCloseable {
      * @return the fencing token
      * @throws IllegalStateException when the lock was taken
      */
-    long sameScripts(String key, String fence, String channel, String value) {
-        List<Object> taken = redis.evalsha(acquireSha, ScriptOutputType.MULTI, new String[] {key, fence}, value, LEASE);
+    long sameScripts(String tag, String value) {
+        String key = tag + ":lock";
+        String[] keys = {key, tag + ":fence", tag + ":shared", tag + ":permits", tag + ":intent"};
+        List<Object> taken = redis.evalsha(acquireSha, ScriptOutputType.MULTI, keys, "x", value, LEASE, "0");
         if (((Number) taken.get(0)).longValue() != 1) {
             throw new IllegalStateException(key + " is taken");
         }
-        deleteIfMineAndPublish(key, value, channel);
+        Long deleted = redis.evalsha(kanukiReleaseSha, ScriptOutputType.INTEGER, new String[] {key}, "x", value,
+                tag + ":released");
+        if (deleted == null || deleted != 1) {
+            throw new IllegalStateException("kanuki's release of " + key + " found another value");
+        }
         return ((Number) taken.get(1)).longValue();
     }
 

@@ -115,7 +115,7 @@ public final class RedisInterleaved {
                         backend.release(grant);
                     },
                     () -> raw.setNxThenDelete("raw:bench", "owner-" + ++counter[0]),
-                    () -> same.sameScripts(tag + ":lock", tag + ":fence", tag + ":released", record + ++counter[0]),
+                    () -> same.sameScripts(tag, record + ++counter[0]),
                     () -> {
                         rlock.lock(RedisByHand.LEASE_MILLIS, TimeUnit.MILLISECONDS);
                         rlock.unlock();
