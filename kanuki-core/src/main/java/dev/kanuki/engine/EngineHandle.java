@@ -29,6 +29,8 @@ final class EngineHandle implements LockHandle {
     private volatile LockLostException lostReason;
     /** Lease bookkeeping for the watchdog, in System.nanoTime() terms. */
     volatile long lastConfirmedNanos = System.nanoTime();
+    /** Why the last renewal failed, when it did (cleared by a confirmed one): named when the lease runs out. */
+    volatile RuntimeException lastRenewalFailure;
 
     EngineHandle(Gate gate, EngineLock lock, Grant grant, Gate.SharedGrant shared) {
         this.gate = gate;

@@ -91,8 +91,11 @@ final class LeaseWatchdog {
             long now = System.nanoTime() + tickNanos();
             for (EngineHandle handle : provider.liveHandles()) {
                 if (handle.isHeld() && now - handle.lastConfirmedNanos >= leaseNanos) {
+                    RuntimeException failure = handle.lastRenewalFailure;
+                    String why = failure == null ? "the backend did not answer in time"
+                            : "the last renewal failed: " + failure.getMessage();
                     handle.markLost(new LockLostException(handle.name(), "its lease ran out before a renewal was "
-                            + "confirmed (the backend did not answer in time); another holder may have it now", null));
+                            + "confirmed (" + why + "); another holder may have it now", failure));
                 }
             }
         } catch (RuntimeException e) {
@@ -164,7 +167,10 @@ final class LeaseWatchdog {
             boolean held = ttl ? provider.backend.renew(handle.grant, provider.lease)
                     : provider.backend.verify(handle.grant);
             if (held) {
-                group.forEach(h -> h.lastConfirmedNanos = sent);
+                group.forEach(h -> {
+                    h.lastConfirmedNanos = sent;
+                    h.lastRenewalFailure = null;
+                });
             } else {
                 lose(group, ttl ? "its lease could not be renewed: it ran out or another holder took over"
                         : "the backend no longer records this holder", null);
@@ -173,6 +179,7 @@ final class LeaseWatchdog {
             if (!ttl || now - handle.lastConfirmedNanos >= leaseNanos) {
                 lose(group, "the backend could not be reached to keep it: " + e.getMessage(), e);
             } else {
+                group.forEach(h -> h.lastRenewalFailure = e);
                 log.warn("renewing lock '{}' failed, will retry before the lease runs out: {}",
                         handle.name(), e.toString());
             }
