@@ -42,12 +42,15 @@ import java.util.Locale;
  */
 public final class FileInterleaved {
     static final List<String> ALL = List.of("os", "mkdir", "symlink", "rename", "create", "queue", "handoff");
-    /** Operations per block: {@code os} takes microseconds, a ttl strategy up to a millisecond or more. */
-    private static final int BLOCK = 200;
-    private static final int TTL_BLOCK = 50;
-    private static final int BLOCKS = 10;
-    private static final int HANDOFF_BLOCK = 500;
-    private static final int WARM_ROUNDS = 2;
+    /**
+     * Operations per block: short blocks, so that a burst of the machine's other load falls on
+     * every side alike ({@code os} takes microseconds, a ttl strategy up to a millisecond or more).
+     */
+    private static final int BLOCK = 20;
+    private static final int TTL_BLOCK = 5;
+    private static final int BLOCKS = 100;
+    private static final int HANDOFF_BLOCK = 50;
+    private static final int WARM_ROUNDS = 3;
     private static final Duration TIMEOUT = Duration.ofSeconds(5);
 
     private FileInterleaved() {
@@ -67,7 +70,7 @@ public final class FileInterleaved {
     }
 
     /** The outcome of one case: per measured round, µs per op of each side. */
-    record Result(String name, List<String> sides, List<double[]> rounds, String work) {
+    record Result(String name, List<String> sides, List<double[]> rounds, List<double[]> cpu, String work) {
         /** @return medians, and the median of per-round ratios of kanuki to every other side */
         String report() {
             StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%s (%d rounds, µs/op, medians):",
@@ -79,6 +82,15 @@ public final class FileInterleaved {
                 b.append(String.format(Locale.ROOT, "%n  kanuki/%s %.2fx  [per round %s]", sides.get(k),
                         Interleaved.ratio(rounds, 0, k), Interleaved.perRound(rounds, 0, k)));
             }
+            if (!cpu.isEmpty()) {
+                b.append("\n  CPU µs/op of the measuring thread, medians:");
+                for (int k = 0; k < sides.size(); k++) {
+                    b.append(String.format(Locale.ROOT, " %s %.2f", sides.get(k), Interleaved.median(cpu, k)));
+                }
+                for (int k = 1; k < sides.size(); k++) {
+                    b.append(String.format(Locale.ROOT, "; kanuki/%s %.2fx", sides.get(k), Interleaved.ratio(cpu, 0, k)));
+                }
+            }
             return b.append(work.isEmpty() ? "" : "\n  " + work).toString();
         }
     }
@@ -89,13 +101,13 @@ public final class FileInterleaved {
             return handoff(warmRounds, rounds, blocks, block);
         }
         long[] tokens = new long[2];
-        List<double[]> results = Interleaved.measure(round -> strategy.equals("os")
+        Interleaved.Measured results = Interleaved.measureWithCpu(round -> strategy.equals("os")
                 ? osRound(tokens) : ttlRound(strategy, tokens), warmRounds, rounds, blocks, block);
         if (tokens[0] <= 0 || tokens[1] <= 0) {
             throw new IllegalStateException(strategy + ": a side issued no fencing token (kanuki " + tokens[0]
                     + ", by hand " + tokens[1] + ")");
         }
-        return new Result(strategy, List.of("kanuki", "same", "bare"), results,
+        return new Result(strategy, List.of("kanuki", "same", "bare"), results.wall(), results.cpu(),
                 String.format(Locale.ROOT, "last tokens: kanuki %d, by hand %d", tokens[0], tokens[1]));
     }
 
@@ -177,7 +189,7 @@ public final class FileInterleaved {
             // a step is a round trip, two handoffs
             results.replaceAll(r -> Arrays.stream(r).map(us -> us / 2).toArray());
             return new Result("os handoff between 2 JVMs, per handoff", List.of("kanuki", "rawLock", "rawLockWithRecord"),
-                    results, "");
+                    results, List.of(), "");
         } finally {
             for (HandoffPair pair : pairs) {
                 pair.close();

@@ -42,30 +42,50 @@ final class Interleaved {
      * @return per measured round, each side's mean µs per operation
      */
     static List<double[]> measure(RoundSetup setup, int warmRounds, int rounds, int blocks, int block) throws Exception {
-        List<double[]> results = new ArrayList<>();
+        return measureWithCpu(setup, warmRounds, rounds, blocks, block).wall();
+    }
+
+    /**
+     * Per measured round, each side's mean wall-clock µs per operation, and the CPU µs per
+     * operation of the measuring thread (which does all of an uncontended operation's work): the
+     * CPU time does not count the time the thread waited for a CPU, so it moves far less with the
+     * machine's other load.
+     */
+    record Measured(List<double[]> wall, List<double[]> cpu) {
+    }
+
+    /** {@link #measure}, with the measuring thread's CPU time per side as well. */
+    static Measured measureWithCpu(RoundSetup setup, int warmRounds, int rounds, int blocks, int block) throws Exception {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        List<double[]> wall = new ArrayList<>();
+        List<double[]> cpu = new ArrayList<>();
         for (int round = 0; round < warmRounds + rounds; round++) {
             try (Round r = setup.open(round)) {
                 Op[] ops = r.ops();
                 long[] nanos = new long[ops.length];
+                long[] cpuNanos = new long[ops.length];
                 for (int b = 0; b < blocks; b++) {
                     for (int k = 0; k < ops.length; k++) {
+                        long cpuStart = threads.getCurrentThreadCpuTime();
                         long start = System.nanoTime();
                         for (int i = 0; i < block; i++) {
                             ops[k].run();
                         }
                         nanos[k] += System.nanoTime() - start;
+                        cpuNanos[k] += threads.getCurrentThreadCpuTime() - cpuStart;
                     }
                 }
                 if (round >= warmRounds) {
-                    double[] micros = new double[ops.length];
-                    for (int k = 0; k < ops.length; k++) {
-                        micros[k] = nanos[k] / 1e3 / ((double) block * blocks);
-                    }
-                    results.add(micros);
+                    wall.add(perOp(nanos, (double) block * blocks));
+                    cpu.add(perOp(cpuNanos, (double) block * blocks));
                 }
             }
         }
-        return results;
+        return new Measured(wall, cpu);
+    }
+
+    private static double[] perOp(long[] nanos, double ops) {
+        return Arrays.stream(nanos).mapToDouble(n -> n / 1e3 / ops).toArray();
     }
 
     /** The median over rounds of side {@code a}'s time divided by side {@code b}'s, both from the same round. */
