@@ -106,11 +106,14 @@ final class TtlByHand {
                 Files.delete(entry);
             }
             case "rename" -> {
-                if (!Files.exists(free, LinkOption.NOFOLLOW_LINKS)) {
-                    writeNew(free, "K1 free");
+                // a token of its own, made once and kept (sameWork makes and removes its own)
+                Path bareFree = dir.resolve("bare.free");
+                Path bareHeld = dir.resolve("bare.held");
+                if (!Files.exists(bareFree, LinkOption.NOFOLLOW_LINKS)) {
+                    writeNew(bareFree, "K1 free");
                 }
-                Files.move(free, entry, StandardCopyOption.ATOMIC_MOVE);
-                Files.move(entry, free, StandardCopyOption.ATOMIC_MOVE);
+                Files.move(bareFree, bareHeld, StandardCopyOption.ATOMIC_MOVE);
+                Files.move(bareHeld, bareFree, StandardCopyOption.ATOMIC_MOVE);
             }
             case "create" -> {
                 FileChannel.open(entry, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
