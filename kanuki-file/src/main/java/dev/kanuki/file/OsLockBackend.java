@@ -558,7 +558,14 @@ final class OsLockBackend implements LockBackend {
             return status(name, table); // a new holder not yet recorded: the careful path
         }
         if (state == LockStatus.State.FREE && record.map(r -> !isDead(r.owner())).orElse(false)) {
-            return null; // a free name's file kept for reuse by a live process: not a lock to list
+            // A free name's file kept for reuse by a live process is not a lock to list. The table
+            // was read once, while other processes locked and unlocked: a line can be missed, so
+            // such a file is looked up again before it is left out.
+            LockStatus.State again = KernelLockTable.stateOf(entry);
+            if (again == null || again == LockStatus.State.FREE) {
+                return null;
+            }
+            state = again;
         }
         return statusOf(name, state, record);
     }
