@@ -13,7 +13,8 @@ import java.util.Locale;
 /**
  * Uncontended acquire + release of every {@code file:} strategy, kanuki beside the same syscalls
  * by hand, interleaved in one JVM ({@link Interleaved}: blocks of {@value #BLOCK} operations
- * ({@code os}; {@value #TTL_BLOCK} for a ttl strategy) of each side in turn, {@value #BLOCKS} blocks a round, a new provider and new directories each
+ * ({@code os}; {@value #TTL_BLOCK} for a ttl strategy) of each side in turn, {@value #BLOCKS} blocks a
+ * round ({@value #OS_BLOCKS} for {@code os}), a new provider and new directories each
  * round, {@value #WARM_ROUNDS} warm-up rounds dropped ({@value #OS_WARM_ROUNDS} for {@code os}), ratios taken within each round, then the
  * median), and the {@code os} handoff between two processes interleaved with the raw blocking
  * {@code FileChannel.lock} handoff.
@@ -52,11 +53,18 @@ public final class FileInterleaved {
     private static final int HANDOFF_BLOCK = 50;
     private static final int WARM_ROUNDS = 3;
     /**
-     * {@code os} rounds are short and kanuki's path is deep: C2 needs tens of thousands of
-     * acquisitions (more on a loaded machine) before kanuki runs compiled, and a ratio taken
-     * earlier measures the JIT. Ten rounds is 20,000 acquisitions of each side.
+     * Blocks per {@code os} round. An {@code os} operation takes microseconds of CPU, and on a
+     * loaded machine a preemption (tens of milliseconds in the run queue) every few milliseconds
+     * of CPU decides a short round alone: 1,000 blocks (20,000 operations a side, about 0.1–0.5 s
+     * of CPU) spread many preemptions over both sides in proportion to their work.
      */
-    private static final int OS_WARM_ROUNDS = 10;
+    private static final int OS_BLOCKS = 1000;
+    /**
+     * kanuki's path is deep: C2 needs tens of thousands of acquisitions (more on a loaded machine)
+     * before it runs compiled, and a ratio taken earlier measures the JIT. Two {@code os} rounds
+     * are 40,000 acquisitions of each side.
+     */
+    private static final int OS_WARM_ROUNDS = 2;
     private static final Duration TIMEOUT = Duration.ofSeconds(5);
 
     private FileInterleaved() {
@@ -67,7 +75,8 @@ public final class FileInterleaved {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
         List<String> cases = args.length > 1 ? Arrays.asList(args).subList(1, args.length) : ALL;
         for (String c : cases) {
-            System.out.println(run(c, c.equals("os") ? OS_WARM_ROUNDS : WARM_ROUNDS, rounds, BLOCKS, switch (c) {
+            boolean os = c.equals("os");
+            System.out.println(run(c, os ? OS_WARM_ROUNDS : WARM_ROUNDS, rounds, os ? OS_BLOCKS : BLOCKS, switch (c) {
                 case "handoff" -> HANDOFF_BLOCK;
                 case "os" -> BLOCK;
                 default -> TTL_BLOCK;
