@@ -88,8 +88,16 @@ final class LockFileTable {
                 }
             }
             if (evicted != null) {
-                // one in use right now is put back in the table by its own release
-                evicted.forEach(f -> f.removeIfUnused(DirectoryFence.of(directory), log));
+                for (LockFile f : evicted) {
+                    if (!f.removeIfUnused(DirectoryFence.of(directory), log)) {
+                        // in use (its release keeps it again) or being peeked at: keep it for the keeper
+                        synchronized (kept) {
+                            if (!closed) {
+                                kept.put(f, Boolean.TRUE);
+                            }
+                        }
+                    }
+                }
             }
             if (startKeeper) {
                 Thread keeper = new Thread(this::keep, "kanuki-file-keeper");
