@@ -33,9 +33,10 @@ import org.openjdk.jmh.results.RunResult;
  *       in setup (lease 30 s, the default; the watchdog renews every 10 s).</li>
  *   <li>{@code bare}: only the atomic step and its undo ({@link TtlByHand#bare()}): mkdir+rmdir,
  *       symlink+unlink, rename there and back, create(CREATE_NEW)+delete, append+read+append.</li>
- *   <li>{@code sameWork}: the same plus owner record, fencing counter (rename
- *       {@code STEM.fence.N} to {@code N+1} and rewrite the hint), read-back and the release
- *       check ({@link TtlByHand#sameWork()}): the fair baseline. Target: kanuki ≤ 1.5× of it.</li>
+ *   <li>{@code sameWork}: kanuki-file's syscalls for the strategy by hand ({@link TtlByHand#sameWork()}:
+ *       entry, owner record, the directory's fencing counter moved by one rename, read-back,
+ *       release check, removal): the fair baseline. Target: kanuki ≤ 1.5× of it. On a loaded
+ *       machine take the ratios from {@link FileInterleaved}, which runs both in one JVM, interleaved.</li>
  * </ul>
  *
  * <p>Run (about two minutes on a 2-vCPU VM):

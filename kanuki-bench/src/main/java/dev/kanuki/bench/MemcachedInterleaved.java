@@ -4,8 +4,6 @@ import dev.kanuki.DistributedLock;
 import dev.kanuki.LockProvider;
 import dev.kanuki.testkit.MemcachedServer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -33,11 +31,6 @@ public final class MemcachedInterleaved {
     private MemcachedInterleaved() {
     }
 
-    /** One block's work. */
-    private interface Op {
-        void run() throws Exception;
-    }
-
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
         // one worker thread: every connection is served by the same thread, so no side gets a
@@ -55,56 +48,34 @@ public final class MemcachedInterleaved {
         String sameKey = "kanuki.lock.1123456789abcdef0123456789abcdef";
         String sameFence = "kanuki.fence.1123456789abcdef0123456789abcdef";
         String[] names = {"kanuki", "raw", "same"};
-        List<double[]> results = new ArrayList<>();
-        for (int round = 0; round < WARM_ROUNDS + rounds; round++) {
-            try (LockProvider provider = LockProvider.open(server.kanukiUri());
-                 MemcachedByHand raw = new MemcachedByHand(server.host(), server.port());
-                 MemcachedByHand same = new MemcachedByHand(server.host(), server.port())) {
-                DistributedLock lock = provider.lock("bench");
-                Op[] ops = {() -> lock.tryAcquire().orElseThrow().close(), () -> raw.addAndDelete(rawKey, record),
-                        () -> same.sameCommands(sameKey, sameFence, record)};
-                long[] nanos = new long[ops.length];
-                for (int b = 0; b < BLOCKS; b++) {
-                    for (int k = 0; k < ops.length; k++) {
-                        long start = System.nanoTime();
-                        for (int i = 0; i < BLOCK; i++) {
-                            ops[k].run();
-                        }
-                        nanos[k] += System.nanoTime() - start;
-                    }
-                }
-                double[] micros = new double[ops.length];
-                for (int k = 0; k < ops.length; k++) {
-                    micros[k] = nanos[k] / 1e3 / (BLOCK * BLOCKS);
-                }
-                if (round >= WARM_ROUNDS) {
-                    results.add(micros);
+        // one round: a new provider and new raw connections
+        List<double[]> results = Interleaved.measure(round -> new Interleaved.Round() {
+            final LockProvider provider = LockProvider.open(server.kanukiUri());
+            final MemcachedByHand raw = new MemcachedByHand(server.host(), server.port());
+            final MemcachedByHand same = new MemcachedByHand(server.host(), server.port());
+            final DistributedLock lock = provider.lock("bench");
+
+            @Override
+            public Interleaved.Op[] ops() {
+                return new Interleaved.Op[] {() -> lock.tryAcquire().orElseThrow().close(),
+                    () -> raw.addAndDelete(rawKey, record), () -> same.sameCommands(sameKey, sameFence, record)};
+            }
+
+            @Override
+            public void close() throws Exception {
+                try (provider; raw; same) {
+                    // closes all three
                 }
             }
-        }
+        }, WARM_ROUNDS, rounds, BLOCKS, BLOCK);
         System.out.printf(Locale.ROOT, "memcached, %d rounds of %d×%d ops, median µs/op:", rounds, BLOCKS, BLOCK);
         for (int k = 0; k < names.length; k++) {
-            System.out.printf(Locale.ROOT, " %s %.1f", names[k], median(results, k));
+            System.out.printf(Locale.ROOT, " %s %.1f", names[k], Interleaved.median(results, k));
         }
         System.out.println();
         System.out.printf(Locale.ROOT, "  median of per-round ratios: kanuki/raw %.2fx = same/raw %.2fx (the commands)"
                         + " × kanuki/same %.2fx (client and engine)%n",
-                ratio(results, 0, 1), ratio(results, 2, 1), ratio(results, 0, 2));
-        System.out.printf(Locale.ROOT, "  kanuki/raw per round: %s%n", String.join(" ",
-                results.stream().map(r -> String.format(Locale.ROOT, "%.2f", r[0] / r[1])).toList()));
-    }
-
-    private static double ratio(List<double[]> rounds, int a, int b) {
-        return median(rounds.stream().mapToDouble(r -> r[a] / r[b]).toArray());
-    }
-
-    private static double median(List<double[]> rounds, int col) {
-        return median(rounds.stream().mapToDouble(r -> r[col]).toArray());
-    }
-
-    private static double median(double[] values) {
-        double[] v = values.clone();
-        Arrays.sort(v);
-        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+                Interleaved.ratio(results, 0, 1), Interleaved.ratio(results, 2, 1), Interleaved.ratio(results, 0, 2));
+        System.out.printf(Locale.ROOT, "  kanuki/raw per round: %s%n", Interleaved.perRound(results, 0, 1));
     }
 }

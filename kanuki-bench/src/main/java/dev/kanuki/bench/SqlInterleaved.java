@@ -13,7 +13,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -132,23 +131,13 @@ public final class SqlInterleaved {
         }
         System.out.printf(Locale.ROOT, "%s, %d rounds of %d ops, median µs/op:", db, ROUNDS, OPS);
         for (int k = 0; k < names.length; k++) {
-            final int col = k;
-            System.out.printf(Locale.ROOT, " %s %.0f", names[k], median(rounds.stream().mapToDouble(r -> r[col]).toArray()));
+            System.out.printf(Locale.ROOT, " %s %.0f", names[k], Interleaved.median(rounds, k));
         }
         System.out.println();
         System.out.printf(Locale.ROOT, "  median of per-round ratios: kanukiTry/bare %.2fx, kanuki/bare %.2fx,"
                         + " kanuki/sameAwait %.2fx, kanukiFenced/sameFenced %.2fx (sameFenced/bare %.2fx: what fencing"
                         + " costs)%n",
-                ratio(rounds, 0, 1), ratio(rounds, 2, 1), ratio(rounds, 2, 3), ratio(rounds, 4, 5), ratio(rounds, 5, 1));
-    }
-
-    private static double ratio(List<double[]> rounds, int a, int b) {
-        return median(rounds.stream().mapToDouble(r -> r[a] / r[b]).toArray());
-    }
-
-    private static double median(double[] values) {
-        double[] v = values.clone();
-        Arrays.sort(v);
-        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+                Interleaved.ratio(rounds, 0, 1), Interleaved.ratio(rounds, 2, 1), Interleaved.ratio(rounds, 2, 3),
+                Interleaved.ratio(rounds, 4, 5), Interleaved.ratio(rounds, 5, 1));
     }
 }

@@ -18,20 +18,24 @@ import java.util.zip.CRC32C;
 
 /**
  * The raw file-system work of one ttl strategy of {@code file:} ({@code mkdir}, {@code symlink},
- * {@code rename}, {@code create}, {@code queue}), written by hand for {@link FileStrategyBench}.
+ * {@code rename}, {@code create}, {@code queue}), written by hand for {@link FileInterleaved} and
+ * {@link FileStrategyBench}.
  *
  * <ul>
  *   <li>{@link #bare()}: only the atomic step and its undo (mkdir+rmdir, symlink+unlink, rename
  *       there and back, create(CREATE_NEW)+delete, append+read+append for the queue). The
  *       floor, with no owner record and no fencing.</li>
- *   <li>{@link #sameWork()}: what a careful hand-written lock of the same strategy must do to
- *       give what kanuki gives: the entry carries a one-line owner record with a CRC
- *       (kanuki-file's {@code TtlRecord} format); the next fencing token is taken by reading the
- *       hint file {@code STEM.fence}, renaming {@code STEM.fence.N} to {@code STEM.fence.N+1} and
- *       rewriting the hint; the record is read back after the token (the ownership check); at
- *       release the record is read again (still mine?) and the entry removed. kanuki's extra
- *       steps beyond this are listed in {@code kanuki-bench/README.md} ("Where kanuki's time
- *       goes"); they are not here.</li>
+ *   <li>{@link #sameWork()}: the syscalls kanuki-file makes for one uncontended acquire +
+ *       {@code fencingToken()} + release of that strategy today (read off {@code strace -f}),
+ *       written out once each: the entry made by its atomic step; the directory's fencing counter
+ *       moved by one rename ({@code kanuki-fence.N} to {@code N+1}, N remembered as kanuki's
+ *       {@code DirectoryFence} remembers it); the owner record with the token written through a
+ *       new file (or link) renamed over the old one; the record read back (still mine?), read
+ *       again at release, and the entry removed as kanuki removes it (mkdir: renamed aside, then
+ *       emptied and removed; rename: its marker and token removed; queue: a removal line, then the
+ *       empty queue file removed under its breaker file). Left out: kanuki's extra {@code lstat}s
+ *       around each open and read (the checks that refuse links and planted files); those, and
+ *       the Java around the syscalls, are what the ratio shows.</li>
  * </ul>
  *
  * One instance per directory; single-threaded; not a lock anyone else could share.
@@ -49,7 +53,9 @@ final class TtlByHand {
     private final Path free;
     private final Path owner;
     private final Path ownerTemp;
-    private final Path hint;
+    private final Path marker;
+    private final Path breaker;
+    private long fenceValue;
     private final Path dir;
     private final long pid = ProcessHandle.current().pid();
     private final String host;
@@ -69,12 +75,11 @@ final class TtlByHand {
         this.free = dir.resolve(STEM + ".free");
         this.owner = entry.resolve("owner");
         this.ownerTemp = entry.resolve("owner.tmp");
-        this.hint = dir.resolve(STEM + ".fence");
+        this.marker = dir.resolve(STEM + ".init");
+        this.breaker = dir.resolve(STEM + ".breaker");
         this.host = hostName();
-        if (strategy.equals("rename")) {
-            Files.writeString(free, "K1 free\n");
-        }
-        Files.createFile(fence(0));
+        this.fenceValue = System.currentTimeMillis() * 1000;
+        Files.createFile(fence(fenceValue));
     }
 
     private static String hostName() {
@@ -86,7 +91,7 @@ final class TtlByHand {
     }
 
     private Path fence(long n) {
-        return dir.resolve(STEM + ".fence." + n);
+        return dir.resolve("kanuki-fence." + n);
     }
 
     /** The atomic step and its undo, nothing else. */
@@ -101,8 +106,14 @@ final class TtlByHand {
                 Files.delete(entry);
             }
             case "rename" -> {
-                Files.move(free, entry, StandardCopyOption.ATOMIC_MOVE);
-                Files.move(entry, free, StandardCopyOption.ATOMIC_MOVE);
+                // a token of its own, made once and kept (sameWork makes and removes its own)
+                Path bareFree = dir.resolve("bare.free");
+                Path bareHeld = dir.resolve("bare.held");
+                if (!Files.exists(bareFree, LinkOption.NOFOLLOW_LINKS)) {
+                    writeNew(bareFree, "K1 free");
+                }
+                Files.move(bareFree, bareHeld, StandardCopyOption.ATOMIC_MOVE);
+                Files.move(bareHeld, bareFree, StandardCopyOption.ATOMIC_MOVE);
             }
             case "create" -> {
                 FileChannel.open(entry, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
@@ -121,84 +132,94 @@ final class TtlByHand {
     }
 
     /**
-     * Acquire with owner record and fencing token, then release, as described in the class
-     * comment.
+     * Acquire with owner record and fencing token, then release, with kanuki-file's syscalls, as
+     * described in the class comment.
      *
      * @return the fencing token
      */
     long sameWork() throws IOException {
         String id = newId();
         long now = System.currentTimeMillis();
-        String record = record(id, now);
         long token;
         switch (strategy) {
             case "mkdir" -> {
                 Files.createDirectory(entry);
-                writeNew(ownerTemp, record);
-                Files.move(ownerTemp, owner, StandardCopyOption.ATOMIC_MOVE);
                 token = nextToken();
+                replace(owner, record(id, now, token), id);
                 check(readFile(owner), id);
                 check(readFile(owner), id);
-                Files.delete(owner);
-                Files.delete(entry);
+                Path trash = dir.resolve(entry.getFileName() + ".removed." + id);
+                Files.move(entry, trash, StandardCopyOption.ATOMIC_MOVE);
+                Files.delete(trash.resolve("owner"));
+                Files.delete(trash);
             }
             case "symlink" -> {
-                Files.createSymbolicLink(entry, Path.of(record));
+                Files.createSymbolicLink(entry, Path.of(record(id, now, 0)));
                 token = nextToken();
+                Path temp = dir.resolve(entry.getFileName() + ".tmp." + id);
+                Files.createSymbolicLink(temp, Path.of(record(id, now, token)));
+                Files.move(temp, entry, StandardCopyOption.ATOMIC_MOVE);
                 check(Files.readSymbolicLink(entry).toString(), id);
                 check(Files.readSymbolicLink(entry).toString(), id);
                 Files.delete(entry);
             }
             case "rename" -> {
+                // no file is left for a free name: the marker and the free token are made anew
+                FileChannel.open(marker, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
+                writeNew(free, "K1 free");
                 Files.move(free, entry, StandardCopyOption.ATOMIC_MOVE);
-                writeOver(entry, record);
                 token = nextToken();
+                replace(entry, record(id, now, token), id);
                 check(readFile(entry), id);
                 check(readFile(entry), id);
-                writeOver(entry, "K1 free");
-                Files.move(entry, free, StandardCopyOption.ATOMIC_MOVE);
+                Files.delete(marker);
+                Files.delete(entry);
             }
             case "create" -> {
-                writeNew(entry, record);
+                FileChannel.open(entry, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                        LinkOption.NOFOLLOW_LINKS).close();
                 token = nextToken();
+                replace(entry, record(id, now, token), id);
                 check(readFile(entry), id);
                 check(readFile(entry), id);
                 Files.delete(entry);
             }
             case "queue" -> {
-                String before = readQueue();
-                if (before.length() > QUEUE_COMPACT_AT) {
-                    truncateQueue();
-                }
-                append("A " + record + "\n");
+                append("A " + record(id, now, 0) + "\n");
                 checkQueueHead(readQueue(), id);
                 token = nextToken();
                 checkQueueHead(readQueue(), id);
-                checkQueueHead(readQueue(), id);
+                append("T " + id + " " + token + "\n");
                 append("R " + id + "\n");
+                readQueue();
+                // the queue is empty now: removed under its breaker file, as kanuki compacts it
+                writeNew(breaker, record(id, now, 0));
+                readQueue();
+                Files.delete(entry);
+                readFile(breaker);
+                Files.delete(breaker);
             }
             default -> throw new IllegalStateException(strategy);
         }
         return token;
     }
 
-    /** The fencing counter kanuki-file's ttl strategies keep: read hint, rename N to N+1, write hint. */
+    /** The directory's fencing counter as kanuki-file's ttl strategies move it: one rename from the value last seen. */
     private long nextToken() throws IOException {
-        long n = 0;
-        if (Files.exists(hint, LinkOption.NOFOLLOW_LINKS)) {
-            String text = new String(Files.readAllBytes(hint), StandardCharsets.US_ASCII).trim();
-            n = Long.parseLong(text);
-        }
-        Files.move(fence(n), fence(n + 1), StandardCopyOption.ATOMIC_MOVE);
-        try (FileChannel c = FileChannel.open(hint, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                LinkOption.NOFOLLOW_LINKS)) {
-            c.write(ByteBuffer.wrap(String.format("%020d\n", n + 1).getBytes(StandardCharsets.US_ASCII)), 0);
-        }
-        return n + 1;
+        Files.move(fence(fenceValue), fence(fenceValue + 1), StandardCopyOption.ATOMIC_MOVE);
+        return ++fenceValue;
     }
 
-    private String record(String id, long now) {
-        String head = "K1 " + id + " " + pid + " " + now + " " + (now + LEASE_MS) + " " + host + " bench";
+    /** A new file with the text, renamed over the target (never written in place). */
+    private static void replace(Path target, String text, String id) throws IOException {
+        Path temp = target.resolveSibling(target.getFileName() + ".tmp." + id);
+        writeNew(temp, text);
+        Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    private String record(String id, long now, long token) {
+        String head = "K1 " + id + " " + pid + " " + now + " " + (now + LEASE_MS) + " " + host + " bench"
+                + (token > 0 ? " " + token : "");
         CRC32C crc = new CRC32C();
         crc.update(head.getBytes(StandardCharsets.UTF_8));
         return head + " " + String.format("%08x", crc.getValue());
@@ -227,14 +248,6 @@ final class TtlByHand {
         try (FileChannel c = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                 LinkOption.NOFOLLOW_LINKS)) {
             c.write(ByteBuffer.wrap((text + "\n").getBytes(StandardCharsets.UTF_8)), 0);
-        }
-    }
-
-    private static void writeOver(Path file, String text) throws IOException {
-        byte[] bytes = (text + "\n").getBytes(StandardCharsets.UTF_8);
-        try (FileChannel c = FileChannel.open(file, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
-            c.write(ByteBuffer.wrap(bytes), 0);
-            c.truncate(bytes.length);
         }
     }
 

@@ -80,6 +80,13 @@ final class DirectoryFence {
             return; // the counter only moves up, and it was at least this
         }
         try {
+            // The value last seen here is usually still the counter (a kept os lock file's tokens
+            // go on without moving it): try it before listing the directory.
+            long last = known.get();
+            if (last >= 0 && last < value && tryMove(last, value)) {
+                known.accumulateAndGet(value, Math::max);
+                return;
+            }
             for (int round = 0; round < 100; round++) {
                 long n = locate();
                 if (n >= value || tryMove(n, value)) {

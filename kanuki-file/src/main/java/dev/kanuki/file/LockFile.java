@@ -20,6 +20,13 @@ import java.nio.file.attribute.BasicFileAttributes;
  *
  * <p>Never follows a symbolic link: a link or any other non-regular file planted in place of a
  * lock file is reported, not used, and not deleted.
+ *
+ * <p>A released file is <em>kept</em> (file and channel) for a short while, so that taking the
+ * same name again costs only the lock, the identity check and the record, not a create, a
+ * fencing-counter move and an unlink ({@link LockFileTable.DirectoryFiles#released}); it is
+ * removed by {@link #removeIfUnused} under an exclusive lock, exactly as a release used to
+ * remove it. {@link #enter()} / {@link #leave()} count this JVM's acquisitions in progress on the
+ * file, so that it is never removed (nor its channel closed) under one of them.
  */
 final class LockFile {
     final Path path;
@@ -27,6 +34,12 @@ final class LockFile {
     volatile byte[] nameBytes = new byte[0];
     private FileChannel channel;
     private Object fileKey;
+    /** Acquisitions (attempts, waits, holds) of this JVM on the file; guarded by this. */
+    private int users;
+    /** When the last user left ({@link System#nanoTime()}); guarded by this. */
+    private long idleSince;
+    /** The last fencing token this JVM wrote into the file (0: none). */
+    volatile long lastToken;
 
     LockFile(Path path) {
         this.path = path;
@@ -44,6 +57,75 @@ final class LockFile {
             open();
         }
         return channel;
+    }
+
+    /**
+     * Registers an acquisition in progress (until {@link #leave()}) and opens the channel when
+     * needed: while there is one, the file is neither removed nor its channel closed by
+     * {@link #removeIfUnused}.
+     *
+     * @return the open channel
+     */
+    synchronized FileChannel enter() {
+        FileChannel open = channel();
+        users++;
+        return open;
+    }
+
+    /** Ends what {@link #enter()} began (the attempt failed, or the lock was released). */
+    synchronized void leave() {
+        users--;
+        idleSince = System.nanoTime();
+    }
+
+    /** @return whether no acquisition of this JVM has used the file for at least {@code nanos} */
+    synchronized boolean idleFor(long nanos) {
+        return users == 0 && System.nanoTime() - idleSince >= nanos;
+    }
+
+    /**
+     * Removes the kept file when nobody uses it: takes an exclusive lock (so no process holds it),
+     * checks that the path still names the file locked, raises the directory's fencing counter to
+     * the file's last token (the next file of this name starts above it) and unlinks it, then
+     * unlocks and closes the channel. A waiter of another process blocked on the removed file
+     * finds it gone when it gets the lock (its identity check) and opens the next one. When
+     * another process holds the file, it is that process's to keep or remove: only the channel
+     * is closed.
+     *
+     * @return false when an acquisition of this JVM uses the file (nothing was done)
+     */
+    synchronized boolean removeIfUnused(DirectoryFence fence, org.slf4j.Logger log) {
+        if (users > 0) {
+            return false;
+        }
+        if (channel == null || !channel.isOpen()) {
+            closeQuietly();
+            return true;
+        }
+        java.nio.channels.FileLock lock;
+        try {
+            lock = channel.tryLock(0, Long.MAX_VALUE, false);
+        } catch (java.nio.channels.OverlappingFileLockException e) {
+            return false; // `status` in this JVM is peeking at it: next time
+        } catch (IOException e) {
+            closeQuietly();
+            return true;
+        }
+        try {
+            if (lock != null && stillAtPath(fileKey)) {
+                java.nio.ByteBuffer record = SafeFiles.readFrom(channel, OwnerRecord.SIZE);
+                long token = Math.max(lastToken, OwnerRecord.token(record, record.limit()));
+                if (token > 0) {
+                    fence.raiseTo(token);
+                }
+                Files.deleteIfExists(path);
+            }
+        } catch (IOException | RuntimeException e) {
+            log.warn("could not remove lock file {}; it is reused by the next holder", path, e);
+        } finally {
+            closeQuietly(); // releases the lock with the descriptor: this JVM held no other lock on it
+        }
+        return true;
     }
 
     /**

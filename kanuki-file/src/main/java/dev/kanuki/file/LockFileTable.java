@@ -1,17 +1,37 @@
 package dev.kanuki.file;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The JVM-wide table of open lock files, per directory. Every backend on the same directory
  * shares it, so that the JVM has one channel per lock file (see {@link LockFile} for why two
  * would be dangerous). Channels are closed when the last backend on the directory closes.
+ *
+ * <p>It also keeps the files of recently released names ({@link DirectoryFiles#released}): at
+ * most {@value #MAX_KEPT} per directory per JVM, each for {@value #IDLE_MILLIS} ms after its last
+ * use. Taking a kept name again is the lock, the identity check and the record; a new file costs
+ * a create, opens and stats, a move of the directory's fencing counter, and at removal a lock, a
+ * stat and an unlink (about 20 syscalls instead of 5). The bounds keep the promise that a lock
+ * directory stays small: at most {@value #MAX_KEPT} files of free names per running JVM, none
+ * once it has been idle a second or has closed its providers.
  */
 final class LockFileTable {
+    private static final Logger log = LoggerFactory.getLogger(LockFileTable.class);
+    /** Kept files of free names per directory per JVM (with the counter's 2 files, ≤ 10 in all). */
+    static final int MAX_KEPT = 6;
+    /** A kept file unused this long is removed. */
+    static final long IDLE_MILLIS = 1000;
     private static final Map<Path, DirectoryFiles> DIRECTORIES = new HashMap<>();
 
     private LockFileTable() {
@@ -31,9 +51,94 @@ final class LockFileTable {
         /** Lookup cache from lock key to its LockFile (saves hashing the name each time). */
         private final ConcurrentHashMap<String, LockFile> byKey = new ConcurrentHashMap<>();
         private int users;
+        /** Files of released names, least recently released first; guarded by itself. */
+        private final LinkedHashMap<LockFile, Boolean> kept = new LinkedHashMap<>(16, 0.75f, true);
+        /** Whether a keeper thread runs for {@link #kept}; guarded by {@link #kept}. */
+        private boolean keeperRunning;
+        private boolean closed;
 
         private DirectoryFiles(Path directory) {
             this.directory = directory;
+        }
+
+        /**
+         * Keeps the file of a name just released (instead of removing it at once), removing the
+         * least recently released beyond {@link #MAX_KEPT}; a keeper thread removes those left
+         * unused for {@link #IDLE_MILLIS}, and ends when none is kept.
+         */
+        void released(LockFile file) {
+            List<LockFile> evicted = null;
+            boolean startKeeper = false;
+            synchronized (kept) {
+                if (closed) {
+                    evicted = List.of(file);
+                } else {
+                    kept.put(file, Boolean.TRUE);
+                    if (kept.size() > MAX_KEPT) {
+                        evicted = new ArrayList<>();
+                        Iterator<LockFile> eldest = kept.keySet().iterator();
+                        while (kept.size() > MAX_KEPT && eldest.hasNext()) {
+                            evicted.add(eldest.next());
+                            eldest.remove();
+                        }
+                    }
+                    if (!keeperRunning) {
+                        keeperRunning = startKeeper = true;
+                    }
+                }
+            }
+            if (evicted != null) {
+                for (LockFile f : evicted) {
+                    if (!f.removeIfUnused(DirectoryFence.of(directory), log)) {
+                        // in use (its release keeps it again) or being peeked at: keep it for the keeper
+                        synchronized (kept) {
+                            if (!closed) {
+                                kept.put(f, Boolean.TRUE);
+                            }
+                        }
+                    }
+                }
+            }
+            if (startKeeper) {
+                Thread keeper = new Thread(this::keep, "kanuki-file-keeper");
+                keeper.setDaemon(true);
+                keeper.setContextClassLoader(null); // holds no application's class loader alive
+                keeper.start();
+            }
+        }
+
+        /** The keeper thread: removes kept files once idle, and ends when none is left. */
+        private void keep() {
+            long idleNanos = TimeUnit.MILLISECONDS.toNanos(IDLE_MILLIS);
+            while (true) {
+                try {
+                    Thread.sleep(IDLE_MILLIS / 2);
+                } catch (InterruptedException e) {
+                    // not interrupted by kanuki; go on until nothing is kept
+                }
+                List<LockFile> idle = new ArrayList<>();
+                synchronized (kept) {
+                    if (closed || kept.isEmpty()) {
+                        keeperRunning = false;
+                        return;
+                    }
+                    for (LockFile f : kept.keySet()) {
+                        if (f.idleFor(idleNanos)) {
+                            idle.add(f);
+                        }
+                    }
+                }
+                for (LockFile f : idle) {
+                    if (f.removeIfUnused(DirectoryFence.of(directory), log)) {
+                        synchronized (kept) {
+                            // unless it was taken and released again meanwhile (then it is kept anew)
+                            if (f.idleFor(idleNanos)) {
+                                kept.remove(f);
+                            }
+                        }
+                    }
+                }
+            }
         }
 
         LockFile get(String key, String name, Supplier<String> fileName) {
@@ -61,6 +166,14 @@ final class LockFileTable {
                 }
                 DIRECTORIES.remove(directory);
             }
+            List<LockFile> left;
+            synchronized (kept) {
+                closed = true;
+                left = new ArrayList<>(kept.keySet());
+                kept.clear();
+            }
+            // no lock is held through this table any more: remove what was kept for reuse
+            left.forEach(f -> f.removeIfUnused(DirectoryFence.of(directory), log));
             files.values().forEach(LockFile::closeQuietly);
             files.clear();
             byKey.clear();

@@ -102,6 +102,19 @@ final class OsLockBackend implements LockBackend {
     }
 
     private Optional<Grant> attempt(LockFile file, LockRequest request, boolean shared) {
+        file.enter();
+        Optional<Grant> grant = Optional.empty();
+        try {
+            grant = attemptEntered(file, request, shared);
+            return grant;
+        } finally {
+            if (grant.isEmpty()) {
+                file.leave(); // a grant leaves at its release
+            }
+        }
+    }
+
+    private Optional<Grant> attemptEntered(LockFile file, LockRequest request, boolean shared) {
         // A file removed by its holder's release between our open and our lock fails the check
         // after locking; a busy name can make that happen a few times in a row.
         for (int round = 0; round < 100; round++) {
@@ -159,13 +172,25 @@ final class OsLockBackend implements LockBackend {
             long previous = OwnerRecord.token(buffer, length);
             long token;
             if (previous >= 0) {
-                // A lock file that was not removed at its last release (a shared lock, a crash):
+                // A kept lock file (released lately, by this JVM or another) or one left by a crash:
                 // its record goes on, and the directory's counter is raised to it before removal.
                 token = previous + 1;
             } else {
-                // A new lock file (its name was released and its file removed), or a damaged record:
-                // the directory's counter is above every token any lock file of it ever held.
-                token = DirectoryFence.of(directory).next();
+                // A new lock file (its name's file was removed, the counter raised to its last token
+                // first), or a damaged record: the directory's counter is above every token of every
+                // removed file. A damaged record's own tokens may be above it (a kept file's tokens
+                // go on without moving the counter): the counter is raised to the clock in µs first,
+                // above any token of one name (one acquisition takes far more than a microsecond,
+                // and every file of a name starts at most at the clock, as the counter does).
+                DirectoryFence fence = DirectoryFence.of(directory);
+                long floor = file.lastToken;
+                if (previous != OwnerRecord.NO_RECORD) {
+                    floor = Math.max(floor, System.currentTimeMillis() * 1000);
+                }
+                if (floor > 0) {
+                    fence.raiseTo(floor); // a file of ours removed behind our back
+                }
+                token = fence.next();
                 if (previous != OwnerRecord.NO_RECORD) {
                     log.warn("lock file {} has a corrupted record ({}); it is rewritten and fencing resumes at {}",
                             file.path, OwnerRecord.decode(buffer, length).problem(), token);
@@ -179,6 +204,7 @@ final class OsLockBackend implements LockBackend {
             if (previous < 0 && channel.size() > size) {
                 channel.truncate(size);
             }
+            file.lastToken = token;
             return token;
         } catch (IOException e) {
             throw LockFile.failure("cannot write the owner record of " + file.path, e);
@@ -238,6 +264,19 @@ final class OsLockBackend implements LockBackend {
             }
         }
         LockFile file = lockFile(request.name());
+        file.enter();
+        Optional<Grant> grant = Optional.empty();
+        try {
+            grant = awaitEntered(file, request, maxWait);
+            return grant;
+        } finally {
+            if (grant.isEmpty()) {
+                file.leave(); // a grant leaves at its release
+            }
+        }
+    }
+
+    private Optional<Grant> awaitEntered(LockFile file, LockRequest request, Duration maxWait) throws InterruptedException {
         boolean shared = request.mode() == LockMode.SHARED;
         FileChannel channel = file.channel();
         Alarm alarm = new Alarm(Thread.currentThread(), maxWait);
@@ -295,43 +334,23 @@ final class OsLockBackend implements LockBackend {
     }
 
     /**
-     * Releases the lock and removes its file, so a lock directory keeps no file for a name nobody
-     * holds. Removal is safe while the lock is held exclusively: every process that locks checks
-     * afterwards that the path still names the file it locked ({@link #confirm}), so a waiter
-     * that was blocked on the removed file finds out, drops it and opens the new one. A shared
-     * lock's file is removed by the last holder only: after releasing, it tries an exclusive
-     * lock, which succeeds only when nobody else holds it.
+     * Releases the lock and keeps the file for the next acquisition of the name
+     * ({@link LockFileTable.DirectoryFiles#released}): it is removed once unused for a moment, or
+     * when more than a few are kept, under an exclusive lock ({@link LockFile#removeIfUnused}), so
+     * a lock directory keeps no file for a name nobody has used lately. Removal is safe: every
+     * process that locks checks afterwards that the path still names the file it locked
+     * ({@link #confirm}), so a waiter that was blocked on the removed file finds out, drops it and
+     * opens the new one. A shared lock's file is removed only when nobody holds it any more (the
+     * exclusive lock of the removal succeeds only then).
      */
     @Override
     public void release(Grant grant) {
         OsGrant g = (OsGrant) grant;
-        if (g.shared()) {
-            releaseQuietly(g.lock());
-            FileLock exclusive;
-            try {
-                exclusive = g.file().channel().tryLock(0, Long.MAX_VALUE, false);
-            } catch (IOException | OverlappingFileLockException | LockBackendException e) {
-                return; // another holder, or `status` peeking: the file stays for now
-            }
-            if (exclusive != null) {
-                removeWhileLocked(g.file(), g.fileKey(), exclusive, readRecord(g.file()).map(OwnerRecord::token).orElse(0L));
-            }
-            return;
-        }
-        removeWhileLocked(g.file(), g.fileKey(), g.lock(), g.fencingToken());
-    }
-
-    private void removeWhileLocked(LockFile file, Object key, FileLock lock, long token) {
         try {
-            if (lock.isValid() && file.stillAtPath(key)) {
-                DirectoryFence.of(directory).raiseTo(token); // the next file of this name starts above it
-                Files.deleteIfExists(file.path);
-            }
-        } catch (IOException | RuntimeException e) {
-            log.warn("could not remove lock file {} at release; it is reused by the next holder", file.path, e);
+            releaseQuietly(g.lock());
         } finally {
-            releaseQuietly(lock);
-            file.reopenNextTime(); // this JVM holds no lock on it now: drop the descriptor
+            g.file().leave();
+            files.released(g.file());
         }
     }
 
@@ -380,9 +399,17 @@ final class OsLockBackend implements LockBackend {
             sleepQuietly();
             record = readRecord(file).filter(r -> !isDead(r.owner()));
         }
+        return statusOf(name, state, record);
+    }
+
+    /**
+     * A free lock names no owner: its file's record is the last holder's (a file is kept a moment
+     * after release for reuse, or was left by a crash); its token is the last one issued.
+     */
+    private static LockStatus statusOf(String name, LockStatus.State state, Optional<OwnerRecord> record) {
         long token = record.map(OwnerRecord::token).orElse(-1L);
-        Optional<OwnerInfo> owner = state == LockStatus.State.HELD_SHARED ? Optional.empty()
-                : record.map(OwnerRecord::owner);
+        Optional<OwnerInfo> owner = state == LockStatus.State.HELD || state == LockStatus.State.UNKNOWN
+                ? record.map(OwnerRecord::owner) : Optional.empty();
         return new LockStatus(name, state, owner, token);
     }
 
@@ -530,10 +557,17 @@ final class OsLockBackend implements LockBackend {
         if (state == LockStatus.State.HELD && record.map(r -> isDead(r.owner())).orElse(false)) {
             return status(name, table); // a new holder not yet recorded: the careful path
         }
-        long token = record.map(OwnerRecord::token).orElse(-1L);
-        Optional<OwnerInfo> owner = state == LockStatus.State.HELD_SHARED ? Optional.empty()
-                : record.map(OwnerRecord::owner);
-        return new LockStatus(name, state, owner, token);
+        if (state == LockStatus.State.FREE && record.map(r -> !isDead(r.owner())).orElse(false)) {
+            // A free name's file kept for reuse by a live process is not a lock to list. The table
+            // was read once, while other processes locked and unlocked: a line can be missed, so
+            // such a file is looked up again before it is left out.
+            LockStatus.State again = KernelLockTable.stateOf(entry);
+            if (again == null || again == LockStatus.State.FREE) {
+                return null;
+            }
+            state = again;
+        }
+        return statusOf(name, state, record);
     }
 
     @Override

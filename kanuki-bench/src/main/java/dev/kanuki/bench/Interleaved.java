@@ -1,0 +1,111 @@
+package dev.kanuki.bench;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The interleaved measurement shared by the plain-{@code main} benchmarks ({@link FileInterleaved},
+ * {@link MemcachedInterleaved}): kanuki and the by-hand sides take turns in one JVM, in short
+ * blocks of operations, so that the machine's other load (heavy and bursty on a shared VM) falls
+ * on every side alike. Each round gives every side's mean µs/op; ratios are taken within a round,
+ * then the median over rounds. The first rounds are warm-up and are dropped.
+ */
+final class Interleaved {
+    private Interleaved() {
+    }
+
+    /** One operation of one side. */
+    interface Op {
+        void run() throws Exception;
+    }
+
+    /** Makes the sides of one round (e.g. a new provider and new raw files), in a fixed order. */
+    interface RoundSetup {
+        Round open(int round) throws Exception;
+    }
+
+    /** The sides of one round; closed when the round ends. */
+    interface Round extends AutoCloseable {
+        Op[] ops();
+
+        @Override
+        default void close() throws Exception {
+        }
+    }
+
+    /**
+     * Runs {@code warmRounds + rounds} rounds; in each, {@code blocks} times, each side runs
+     * {@code block} operations in turn.
+     *
+     * @return per measured round, each side's mean µs per operation
+     */
+    static List<double[]> measure(RoundSetup setup, int warmRounds, int rounds, int blocks, int block) throws Exception {
+        return measureWithCpu(setup, warmRounds, rounds, blocks, block).wall();
+    }
+
+    /**
+     * Per measured round, each side's mean wall-clock µs per operation, and the CPU µs per
+     * operation of the measuring thread (which does all of an uncontended operation's work): the
+     * CPU time does not count the time the thread waited for a CPU, so it moves far less with the
+     * machine's other load.
+     */
+    record Measured(List<double[]> wall, List<double[]> cpu) {
+    }
+
+    /** {@link #measure}, with the measuring thread's CPU time per side as well. */
+    static Measured measureWithCpu(RoundSetup setup, int warmRounds, int rounds, int blocks, int block) throws Exception {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        List<double[]> wall = new ArrayList<>();
+        List<double[]> cpu = new ArrayList<>();
+        for (int round = 0; round < warmRounds + rounds; round++) {
+            try (Round r = setup.open(round)) {
+                Op[] ops = r.ops();
+                long[] nanos = new long[ops.length];
+                long[] cpuNanos = new long[ops.length];
+                for (int b = 0; b < blocks; b++) {
+                    for (int k = 0; k < ops.length; k++) {
+                        long cpuStart = threads.getCurrentThreadCpuTime();
+                        long start = System.nanoTime();
+                        for (int i = 0; i < block; i++) {
+                            ops[k].run();
+                        }
+                        nanos[k] += System.nanoTime() - start;
+                        cpuNanos[k] += threads.getCurrentThreadCpuTime() - cpuStart;
+                    }
+                }
+                if (round >= warmRounds) {
+                    wall.add(perOp(nanos, (double) block * blocks));
+                    cpu.add(perOp(cpuNanos, (double) block * blocks));
+                }
+            }
+        }
+        return new Measured(wall, cpu);
+    }
+
+    private static double[] perOp(long[] nanos, double ops) {
+        return Arrays.stream(nanos).mapToDouble(n -> n / 1e3 / ops).toArray();
+    }
+
+    /** The median over rounds of side {@code a}'s time divided by side {@code b}'s, both from the same round. */
+    static double ratio(List<double[]> rounds, int a, int b) {
+        return median(rounds.stream().mapToDouble(r -> r[a] / r[b]).toArray());
+    }
+
+    /** The median over rounds of one side's µs/op. */
+    static double median(List<double[]> rounds, int side) {
+        return median(rounds.stream().mapToDouble(r -> r[side]).toArray());
+    }
+
+    static double median(double[] values) {
+        double[] v = values.clone();
+        Arrays.sort(v);
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    }
+
+    /** {@code a/b} in every round, for the record ("1.02 0.97 …"). */
+    static String perRound(List<double[]> rounds, int a, int b) {
+        return String.join(" ", rounds.stream().map(r -> String.format(Locale.ROOT, "%.2f", r[a] / r[b])).toList());
+    }
+}
