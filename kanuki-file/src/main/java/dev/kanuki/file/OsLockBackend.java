@@ -545,6 +545,50 @@ final class OsLockBackend implements LockBackend {
                 + (status.isHeld() ? "; the lock is held by " + owner + ": stop that process" : "; it is free now"));
     }
 
+    /**
+     * Removes the lock files (and permit files) of locks nobody holds, the way a release removes
+     * its own: take the kernel lock without waiting (a held file is skipped), check that the path
+     * still names the file locked, raise the directory's counter to its token, unlink, unlock.
+     * A waiter blocked on the removed file finds out when it gets the lock ({@link #confirm}).
+     */
+    @Override
+    public java.util.List<String> prune(boolean dryRun) {
+        java.util.List<String> removed = new java.util.ArrayList<>();
+        try (var entries = Files.newDirectoryStream(directory, "*.lock")) {
+            for (Path entry : entries) {
+                java.nio.file.attribute.BasicFileAttributes attrs = SafeFiles.look(entry);
+                if (attrs == null || !attrs.isRegularFile()) {
+                    continue; // gone, or foreign: never touched
+                }
+                LockFile file = files.byPath(entry);
+                try {
+                    FileLock lock = file.channel().tryLock(0, Long.MAX_VALUE, false);
+                    if (lock == null) {
+                        continue;
+                    }
+                    Object key = file.fileKey();
+                    if (dryRun || !file.stillAtPath(key)) {
+                        releaseQuietly(lock);
+                        file.reopenNextTime();
+                        if (dryRun) {
+                            removed.add(entry.toString());
+                        }
+                        continue;
+                    }
+                    removeWhileLocked(file, key, lock, readRecord(file).map(OwnerRecord::token).orElse(0L));
+                    removed.add(entry.toString());
+                } catch (OverlappingFileLockException | ClosedChannelException e) {
+                    // this JVM holds or waits for it, or it was released and removed meanwhile
+                } catch (LockBackendException e) {
+                    log.debug("prune leaves {} alone: {}", entry, e.getMessage());
+                }
+            }
+        } catch (IOException e) {
+            throw LockFile.failure("cannot prune " + directory, e);
+        }
+        return removed;
+    }
+
     @Override
     public void close() {
         files.close();

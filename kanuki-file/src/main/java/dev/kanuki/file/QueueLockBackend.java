@@ -428,6 +428,46 @@ final class QueueLockBackend implements LockBackend {
         }
     }
 
+    /**
+     * Removes queue files with no live contender (every line's process died or its lease ran
+     * out) the way the last contender to leave removes it: a compaction under the breaker lock,
+     * which forwards lines appended meanwhile (an arrival makes the file again). Also stale
+     * breakers and temporary files a process died between making and renaming.
+     */
+    @Override
+    public List<String> prune(boolean dryRun) {
+        List<String> removed = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
+            for (Path path : entries) {
+                String file = path.getFileName().toString();
+                try {
+                    if (file.endsWith(".queue") ? pruneQueue(path, file, dryRun)
+                            : file.endsWith(".breaker")
+                                    ? BreakerLock.clearIfStale(directory, file.substring(0, file.length() - ".breaker".length()), dryRun)
+                                    : TtlFileLockBackend.pruneTemporary(path, file, dryRun)) {
+                        removed.add(path.toString());
+                    }
+                } catch (LockBackendException foreign) {
+                    log.debug("prune leaves {} alone: {}", path, foreign.getMessage());
+                }
+            }
+        } catch (IOException e) {
+            throw LockFile.failure("cannot prune " + directory, e);
+        }
+        return removed;
+    }
+
+    private boolean pruneQueue(Path queue, String file, boolean dryRun) throws IOException {
+        if (QueueLog.replay(read(queue).text()).holder(System.currentTimeMillis()) != null) {
+            return false;
+        }
+        if (dryRun) {
+            return true;
+        }
+        compact(file.substring(0, file.length() - ".queue".length()));
+        return EntryFiles.attributes(queue) == null;
+    }
+
     @Override
     public void close() {
         // nothing open between calls

@@ -183,6 +183,50 @@ final class RenameStrategy implements EntryStrategy {
         return links == 1;
     }
 
+    /**
+     * A free token nobody took for {@link #LOST_TOKEN_GRACE_MS} (its maker died before taking
+     * it) is taken like an acquirer takes it (one rename, which only one process can win) and
+     * removed like a release removes it; a marker without a token is cleared under the breaker.
+     */
+    @Override
+    public boolean pruneLeftover(Path path, boolean dryRun) throws IOException {
+        String file = path.getFileName().toString();
+        if (!file.endsWith(".free") && !file.endsWith(".init")) {
+            return false;
+        }
+        Path held = path.resolveSibling(file.substring(0, file.length() - ".free".length()) + ".held");
+        if (EntryFiles.attributes(held) != null || EntryFiles.ageMillis(path) < LOST_TOKEN_GRACE_MS) {
+            return false;
+        }
+        if (file.endsWith(".init")) {
+            if (EntryFiles.attributes(free(held)) != null || !checkMarker(path)) {
+                return false; // a free token is there: it is pruned (with its marker) on its own
+            }
+            if (!dryRun) {
+                clearLostMarker(held, path);
+            }
+            return dryRun || EntryFiles.attributes(path) == null;
+        }
+        if (SafeFiles.checkRegular("lock token file", path, false) == null) {
+            return false;
+        }
+        if (dryRun) {
+            return true;
+        }
+        try {
+            Files.move(path, held, StandardCopyOption.ATOMIC_MOVE);
+        } catch (NoSuchFileException e) {
+            return false; // taken meanwhile
+        }
+        Observed taken = read(held);
+        if (taken.state() != Observed.State.FREE) {
+            Files.move(held, path, StandardCopyOption.ATOMIC_MOVE); // not a token kanuki made: put it back
+            return false;
+        }
+        remove(held);
+        return true;
+    }
+
     @Override
     public Observed read(Path held) throws IOException {
         BasicFileAttributes attrs = EntryFiles.attributes(held);

@@ -48,6 +48,13 @@ final class TtlFileLockBackend implements LockBackend {
             .crossProcess().semaphores().persistentFencing().ownerRecords().build();
     /** A holder does not remove its entry when its lease has less than this left. */
     private static final long RELEASE_MARGIN_MS = 500;
+    /** How long an unreadable entry must be unchanged before {@code break} or {@code prune} removes it. */
+    private static final long UNREADABLE_GRACE_MS = 30_000;
+    /**
+     * Temporary names ({@code .tmp.ID}, {@code mkdir}'s {@code .removed.ID}) live for
+     * microseconds; one this old was left by a process that died between its two steps.
+     */
+    static final long LEFTOVER_AGE_MS = 60_000;
 
     private final Path directory;
     private final EntryStrategy strategy;
@@ -394,7 +401,7 @@ final class TtlFileLockBackend implements LockBackend {
                     default:
                         break;
                 }
-                long grace = Duration.ofSeconds(30).toMillis();
+                long grace = UNREADABLE_GRACE_MS;
                 if (!force && !isStale(seen, grace)) {
                     throw new IllegalStateException(seen.state() == Observed.State.VALID
                             ? "lock '" + SafeNames.printable(name) + "' is live ("
@@ -424,6 +431,82 @@ final class TtlFileLockBackend implements LockBackend {
         } catch (IOException e) {
             throw LockFile.failure("cannot break lock '" + SafeNames.printable(name) + "' in " + directory, e);
         }
+    }
+
+    /**
+     * Removes stale entries (the stale rules; an unreadable entry once it has not changed for
+     * 30 s) with {@link #breakStale}, breakers whose holder died, the strategy's own leftovers
+     * (see {@link EntryStrategy#pruneLeftover}), and temporary names a process died between
+     * making and renaming. A live entry, or one taken afresh while this runs, is never removed;
+     * a foreign file (not a name kanuki makes, or not the kind of file it makes) is never touched.
+     */
+    @Override
+    public List<String> prune(boolean dryRun) {
+        List<String> removed = new ArrayList<>();
+        String suffix = strategy.entry(directory, "x").getFileName().toString().substring(1);
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
+            for (Path path : entries) {
+                String file = path.getFileName().toString();
+                if (pruneOne(path, file, suffix, dryRun)) {
+                    removed.add(path.toString());
+                }
+            }
+        } catch (IOException e) {
+            throw LockFile.failure("cannot prune " + directory, e);
+        }
+        return removed;
+    }
+
+    private boolean pruneOne(Path path, String file, String suffix, boolean dryRun) throws IOException {
+        try {
+            if (file.endsWith(suffix)) {
+                String stem = file.substring(0, file.length() - suffix.length());
+                Observed seen = strategy.read(path);
+                if (seen.state() == Observed.State.ABSENT || seen.state() == Observed.State.FOREIGN
+                        || !isStale(seen, UNREADABLE_GRACE_MS)) {
+                    return false;
+                }
+                return dryRun || breakStale(stem, path, seen, UNREADABLE_GRACE_MS, false) == BreakResult.REMOVED;
+            }
+            if (file.endsWith(".breaker")) {
+                return BreakerLock.clearIfStale(directory, file.substring(0, file.length() - ".breaker".length()), dryRun);
+            }
+            if (strategy.pruneLeftover(path, dryRun)) {
+                return true;
+            }
+            return pruneTemporary(path, file, dryRun);
+        } catch (LockBackendException foreign) {
+            log.debug("prune leaves {} alone: {}", path, foreign.getMessage());
+            return false;
+        }
+    }
+
+    /** A temporary file, link or {@code mkdir} trash directory a process died between making and renaming. */
+    static boolean pruneTemporary(Path path, String file, boolean dryRun) throws IOException {
+        boolean temp = file.contains(".tmp.");
+        boolean trash = file.contains(".lockdir.removed.");
+        if (!temp && !trash) {
+            return false;
+        }
+        java.nio.file.attribute.BasicFileAttributes attrs = EntryFiles.attributes(path);
+        boolean kind = trash ? attrs != null && attrs.isDirectory()
+                : attrs != null && (attrs.isRegularFile() || attrs.isSymbolicLink());
+        if (!kind || EntryFiles.ageMillis(path) < LEFTOVER_AGE_MS) {
+            return false;
+        }
+        if (dryRun) {
+            return true;
+        }
+        if (trash) {
+            try (DirectoryStream<Path> children = Files.newDirectoryStream(path)) {
+                for (Path child : children) {
+                    if (SafeFiles.checkRegular("removed lock's file", child, false) != null) {
+                        Files.deleteIfExists(child);
+                    }
+                }
+            }
+        }
+        return Files.deleteIfExists(path);
     }
 
     @Override
