@@ -58,6 +58,16 @@ final class QueueLockBackend implements LockBackend {
      * engine stops pursuing is released or abandoned, which removes it.
      */
     private final Set<String> arrived = ConcurrentHashMap.newKeySet();
+    /**
+     * How many places from the head of the queue a waiter must be to be woken by a change of the
+     * queue file. A waiter further back can only be served after those ahead of it leave, and
+     * retries (refreshing its place) on the engine's timer, once a second; waking it on every
+     * arrival, renewal and removal of 200 other processes made each of them read the whole queue
+     * hundreds of times a second, and the queue served a quarter of them in two minutes.
+     */
+    static final int WOKEN_PLACES = 4;
+    /** Each waiting request's place in its queue at its last attempt, by owner id. */
+    private final ConcurrentHashMap<String, Integer> places = new ConcurrentHashMap<>();
 
     QueueLockBackend(Path directory) {
         this.directory = directory;
@@ -124,6 +134,7 @@ final class QueueLockBackend implements LockBackend {
             }
             QueueLog.Contender holder = log.holder(System.currentTimeMillis());
             if (holder == null || !holder.record.id().equals(id)) {
+                places.put(id, log.place(id, System.currentTimeMillis()));
                 compactIfLarge(stem, snapshot);
                 return Optional.empty();
             }
@@ -133,6 +144,7 @@ final class QueueLockBackend implements LockBackend {
             if (!again.fileKey().equals(snapshot.fileKey()) || still == null || !still.record.id().equals(id)) {
                 return Optional.empty();
             }
+            places.remove(id);
             append(queue, QueueLog.token(id, token)); // for status; a lost one only hides the token there
             return Optional.of(new QueueGrant(stem, id, token));
         } catch (IOException e) {
@@ -142,14 +154,22 @@ final class QueueLockBackend implements LockBackend {
 
     /**
      * Calls {@code onChange} when the queue file is appended to, replaced or removed (a holder
-     * left, a contender arrived), from the kernel's notifications; null where the directory cannot
+     * left, a contender arrived), from the kernel's notifications, while the waiter is among the
+     * first {@link #WOKEN_PLACES} of the queue (see there); null where the directory cannot
      * be watched (a network file system), so the waiter keeps polling.
      */
     @Override
     public dev.kanuki.spi.ChangeSubscription watchChanges(LockRequest request, Runnable onChange) {
         DirectoryWatcher watcher = DirectoryWatcher.of(directory);
+        String id = request.owner().id();
+        Runnable nearTheHead = () -> {
+            Integer place = places.get(id);
+            if (place == null || place < WOKEN_PLACES) {
+                onChange.run();
+            }
+        };
         return watcher == null ? null
-                : watcher.subscribe(List.of(queue(stem(request.name())).getFileName().toString()), onChange);
+                : watcher.subscribe(List.of(queue(stem(request.name())).getFileName().toString()), nearTheHead);
     }
 
     @Override
@@ -199,6 +219,7 @@ final class QueueLockBackend implements LockBackend {
         Path queue = queue(stem);
         try {
             // Our line is live (we hold or wait): append the removal at once, then confirm it.
+            places.remove(id);
             Snapshot after = appendUntilSeen(queue, QueueLog.removal(id), log -> log.get(id) == null, false);
             arrived.remove(id);
             if (after != null && QueueLog.replay(after.text()).holder(System.currentTimeMillis()) == null) {

@@ -193,7 +193,7 @@ final class TtlFileLockBackend implements LockBackend {
 
     /**
      * Calls {@code onChange} when the request's entry (or, for a semaphore, any of its permit
-     * entries) is created, removed or rewritten, from the kernel's notifications; null where the
+     * entries) is removed, from the kernel's notifications; null where the
      * directory cannot be watched (a network file system), so the waiter keeps polling.
      */
     @Override
@@ -210,7 +210,9 @@ final class TtlFileLockBackend implements LockBackend {
         } else {
             names.add(strategy.entry(directory, stem(request.name(), "L")).getFileName().toString());
         }
-        return watcher.subscribe(names, onChange);
+        // Only a removal can free a ttl entry: its creation and record rewrites (three events per
+        // acquisition) would wake every waiting process for nothing.
+        return watcher.subscribeToRemovals(names, onChange);
     }
 
     /** The stale rules; {@code graceMillis} is how long an unreadable entry is given. */
