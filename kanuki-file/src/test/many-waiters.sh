@@ -8,7 +8,7 @@ set -u
 strategy=${1:?usage: many-waiters.sh STRATEGY [N] [DIR]}
 n=${2:-200}
 dir=${3:-$(mktemp -d /tmp/kanuki-many.XXXXXX)}
-root=$(cd "$(dirname "$0")/../.." && pwd)
+root=$(cd "$(dirname "$0")/../../.." && pwd)
 # The launcher on the built jar, not ./kanuki: that one rebuilds when a source is newer, and 200 of
 # them would start 200 builds.
 export KANUKI_CLASSPATH=${KANUKI_CLASSPATH:-$root/kanuki-cli/target/kanuki.jar}

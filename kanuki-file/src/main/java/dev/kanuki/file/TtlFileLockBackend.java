@@ -217,9 +217,19 @@ final class TtlFileLockBackend implements LockBackend {
 
     /** The stale rules; {@code graceMillis} is how long an unreadable entry is given. */
     static boolean isStale(Observed seen, long graceMillis) {
+        return isStale(seen, graceMillis, null);
+    }
+
+    /**
+     * The stale rules, with the answers about owner processes kept in {@code deadByPid} (a
+     * listing of 10,000 locks of one holder asks the kernel about its process once).
+     */
+    private static boolean isStale(Observed seen, long graceMillis, java.util.Map<Long, Boolean> deadByPid) {
         return switch (seen.state()) {
             case VALID -> seen.record().leaseUntilMillis() < System.currentTimeMillis()
-                    || ProcessIdentity.isDeadLocalProcess(seen.record().host(), seen.record().pid());
+                    || (deadByPid == null ? ProcessIdentity.isDeadLocalProcess(seen.record().host(), seen.record().pid())
+                            : deadByPid.computeIfAbsent(seen.record().pid(),
+                                    pid -> ProcessIdentity.isDeadLocalProcess(seen.record().host(), pid)));
             case CORRUPTED, FREE -> seen.ageMillis() > graceMillis;
             default -> false;
         };
@@ -348,11 +358,15 @@ final class TtlFileLockBackend implements LockBackend {
     }
 
     private LockStatus statusOf(String name, String stem, Observed seen) {
+        return statusOf(name, seen, null);
+    }
+
+    private LockStatus statusOf(String name, Observed seen, java.util.Map<Long, Boolean> deadByPid) {
         long token = seen.state() == Observed.State.VALID && seen.record().token() > 0 ? seen.record().token() : -1;
         return switch (seen.state()) {
             case ABSENT -> new LockStatus(name, LockStatus.State.FREE, Optional.empty(), token);
             case FREE -> new LockStatus(name, LockStatus.State.HELD, Optional.empty(), token); // mid-acquisition
-            case VALID -> new LockStatus(name, isStale(seen, 0) ? LockStatus.State.STALE : LockStatus.State.HELD,
+            case VALID -> new LockStatus(name, isStale(seen, 0, deadByPid) ? LockStatus.State.STALE : LockStatus.State.HELD,
                     Optional.of(seen.record().owner()), token);
             case CORRUPTED, FOREIGN -> new LockStatus(name, LockStatus.State.UNKNOWN, Optional.empty(), token);
         };
@@ -361,6 +375,7 @@ final class TtlFileLockBackend implements LockBackend {
     @Override
     public List<LockStatus> list() {
         List<LockStatus> found = new ArrayList<>();
+        java.util.Map<Long, Boolean> deadByPid = new java.util.HashMap<>();
         String suffix = strategy.entry(directory, "x").getFileName().toString().substring(1);
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory, "*" + suffix)) {
             for (Path entry : entries) {
@@ -370,7 +385,7 @@ final class TtlFileLockBackend implements LockBackend {
                 if (seen.state() == Observed.State.VALID) {
                     String name = seen.record().lockName();
                     if (stem(name, "L").equals(stem)) { // semaphore permits are listed by name only
-                        found.add(statusOf(name, stem, seen));
+                        found.add(statusOf(name, seen, deadByPid));
                     }
                 } else if (seen.state() != Observed.State.ABSENT) {
                     // An entry that blocks a lock but names none: show it, so `status` explains `busy`.

@@ -27,7 +27,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class PruneTest {
     private static final int CRASHED = 100;
     private static final int WORKERS = 2;
-    private static final int ITERATIONS = 150;
+    private static final int ITERATIONS = 60;
 
     @TempDir
     Path tempDir;
