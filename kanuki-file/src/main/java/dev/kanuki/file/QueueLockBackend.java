@@ -67,7 +67,29 @@ final class QueueLockBackend implements LockBackend {
      */
     static final int WOKEN_PLACES = 4;
     /** Each waiting request's place in its queue at its last attempt, by owner id. */
-    private final ConcurrentHashMap<String, Integer> places = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Place> places = new ConcurrentHashMap<>();
+    /** How long a waiter at place p leaves between reads of the queue: p times this, at most a second. */
+    static final long PACE_PER_PLACE_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(20);
+
+    /** A waiter's place in its queue ({@code ahead} live contenders before it) as read at {@code readAtNanos}. */
+    private record Place(int ahead, long readAtNanos) {
+        boolean nearTheHead() {
+            return ahead < WOKEN_PLACES;
+        }
+
+        /**
+         * Whether a waiter this far back read the queue so recently that reading it again is
+         * pointless: it cannot be served before those ahead of it leave. Where the directory
+         * cannot be watched (a network file system, or no inotify instance left: 128 per user
+         * by default, one per JVM and directory) waiters poll every few milliseconds, and 200 of
+         * them each reading a queue of 200 lines would take the machine. At most a quarter of the
+         * lease, so that the waiter's line is renewed in time.
+         */
+        boolean recentlyRead(long now, Duration lease) {
+            long pace = Math.min(Math.min(1_000_000_000L, lease.toNanos() / 4), ahead * PACE_PER_PLACE_NANOS);
+            return !nearTheHead() && now - readAtNanos < pace;
+        }
+    }
 
     QueueLockBackend(Path directory) {
         this.directory = directory;
@@ -109,6 +131,10 @@ final class QueueLockBackend implements LockBackend {
         Path queue = queue(stem);
         String id = request.owner().id();
         long leaseMillis = request.lease().toMillis();
+        Place place = places.get(id);
+        if (place != null && place.recentlyRead(System.nanoTime(), request.lease()) && arrived.contains(id)) {
+            return Optional.empty();
+        }
         try {
             Snapshot snapshot = null;
             QueueLog log = null;
@@ -134,7 +160,7 @@ final class QueueLockBackend implements LockBackend {
             }
             QueueLog.Contender holder = log.holder(System.currentTimeMillis());
             if (holder == null || !holder.record.id().equals(id)) {
-                places.put(id, log.place(id, System.currentTimeMillis()));
+                places.put(id, new Place(log.place(id, System.currentTimeMillis()), System.nanoTime()));
                 compactIfLarge(stem, snapshot);
                 return Optional.empty();
             }
@@ -163,8 +189,8 @@ final class QueueLockBackend implements LockBackend {
         DirectoryWatcher watcher = DirectoryWatcher.of(directory);
         String id = request.owner().id();
         Runnable nearTheHead = () -> {
-            Integer place = places.get(id);
-            if (place == null || place < WOKEN_PLACES) {
+            Place place = places.get(id);
+            if (place == null || place.nearTheHead()) {
                 onChange.run();
             }
         };
