@@ -30,14 +30,10 @@ class ManyProcessesTest {
     void everyWaitingProcessIsServed(String strategy) throws Exception {
         Path dir = Files.createDirectories(tempDir.resolve("locks"));
         Path counters = Files.createDirectories(tempDir.resolve("counters"));
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<Process> processes = new ArrayList<>();
         for (int i = 0; i < PROCESSES; i++) {
-            processes.add(new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                    PruneWorkerMain.class.getName(), "count", "file:" + dir + "?strategy=" + strategy,
-                    counters.toString(), Integer.toString(ROUNDS), "board")
-                    .redirectError(Files.createTempFile(tempDir, "waiter", ".err").toFile())
-                    .start());
+            processes.add(PruneWorkerMain.start(tempDir, "count", "file:" + dir + "?strategy=" + strategy,
+                    counters.toString(), Integer.toString(ROUNDS), "board"));
         }
         int served = 0;
         for (Process p : processes) {

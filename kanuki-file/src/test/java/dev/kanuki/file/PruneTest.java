@@ -74,12 +74,7 @@ class PruneTest {
     }
 
     private Process start(String... args) throws Exception {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), PruneWorkerMain.class.getName()));
-        command.addAll(List.of(args));
-        return new ProcessBuilder(command)
-                .redirectError(Files.createTempFile(tempDir, "worker", ".err").toFile())
-                .start();
+        return PruneWorkerMain.start(tempDir, args);
     }
 
     private static long files(Path dir) throws Exception {

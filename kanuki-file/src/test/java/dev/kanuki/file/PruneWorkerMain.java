@@ -20,6 +20,14 @@ public final class PruneWorkerMain {
     private PruneWorkerMain() {
     }
 
+    /** Starts this main in a child JVM with the test's class path; its stderr goes to a file in {@code logs}. */
+    static Process start(Path logs, String... args) throws java.io.IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), PruneWorkerMain.class.getName()));
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command).redirectError(Files.createTempFile(logs, "worker", ".err").toFile()).start();
+    }
+
     /**
      * @param args see the class comment
      * @throws Exception on any failure (the exit code is then non-zero)

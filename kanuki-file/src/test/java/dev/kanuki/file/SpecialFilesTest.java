@@ -87,12 +87,7 @@ class SpecialFilesTest {
         try (LockProvider provider = LockProvider.open("file:" + dir + "?strategy=" + strategy)) {
             Path planted;
             if (artefact.equals("COUNTER")) {
-                provider.lock("other").tryAcquire().orElseThrow().close(); // makes the directory's counter
-                try (Stream<Path> files = Files.list(dir)) {
-                    planted = files.filter(p -> p.getFileName().toString().startsWith(DirectoryFence.PREFIX))
-                            .findFirst().orElseThrow();
-                }
-                Files.delete(planted); // swapped for something else
+                planted = removeCounter(provider, dir); // swapped for something else
             } else {
                 planted = dir.resolve(artefact.replace("STEM", stem));
                 Files.createDirectories(planted.getParent());
@@ -130,6 +125,17 @@ class SpecialFilesTest {
                 assertEquals(identity, identity(planted), "the planted " + kind + " at " + artefact + " was removed or replaced");
             }
         }
+    }
+
+    /** Makes the directory's fencing counter {@code kanuki-fence.N}, removes it and returns its path. */
+    static Path removeCounter(LockProvider provider, Path dir) throws Exception {
+        provider.lock("other").tryAcquire().orElseThrow().close();
+        Path counter;
+        try (Stream<Path> files = Files.list(dir)) {
+            counter = files.filter(p -> p.getFileName().toString().startsWith(DirectoryFence.PREFIX)).findFirst().orElseThrow();
+        }
+        Files.delete(counter);
+        return counter;
     }
 
     private static boolean mustRefuse(String artefact) {
