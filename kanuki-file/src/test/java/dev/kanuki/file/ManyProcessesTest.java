@@ -20,7 +20,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(value = 300, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ManyProcessesTest {
     private static final int PROCESSES = Integer.getInteger("kanuki.manyProcesses", 8);
-    private static final int ROUNDS = 2;
+    private static final int ROUNDS = 1;
 
     @TempDir
     Path tempDir;
