@@ -167,7 +167,10 @@ final class QueueLockBackend implements LockBackend {
             long token = DirectoryFence.of(directory).next();
             Snapshot again = read(queue);
             QueueLog.Contender still = QueueLog.replay(again.text()).holder(System.currentTimeMillis());
-            if (!again.fileKey().equals(snapshot.fileKey()) || still == null || !still.record.id().equals(id)) {
+            // The file can be gone for a moment (a compaction that removed it is forwarding our line
+            // to a new one): not ours yet, the next attempt sees the new file.
+            if (again.fileKey() == null || !again.fileKey().equals(snapshot.fileKey()) || still == null
+                    || !still.record.id().equals(id)) {
                 return Optional.empty();
             }
             places.remove(id);
