@@ -117,6 +117,18 @@ public interface LockProvider extends AutoCloseable {
      */
     LockStatus breakLock(String name, boolean force);
 
+    /**
+     * Removes what free locks left behind (files of holders that crashed), without disturbing any
+     * lock that is held or being taken. Meant for operators ({@code kanuki prune}).
+     *
+     * @param dryRun only report what would be removed
+     * @return the removed artefacts (or those that would be), as the backend names them (paths)
+     * @throws UnsupportedOperationException when the backend leaves nothing behind to prune
+     */
+    default java.util.List<String> prune(boolean dryRun) {
+        throw new UnsupportedOperationException("this provider cannot prune");
+    }
+
     /** Releases every lock still held through this provider and frees its resources. Idempotent. */
     @Override
     void close();

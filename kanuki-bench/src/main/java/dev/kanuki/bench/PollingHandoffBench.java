@@ -24,10 +24,11 @@ import org.openjdk.jmh.util.Statistics;
  * Handoff between two processes on the ttl strategies of {@code file:} ({@code mkdir},
  * {@code symlink}, {@code rename}, {@code create}, {@code queue}): this JVM and a
  * {@link HandoffPartner} JVM, each with its own provider on one directory, pass the baton round
- * the three-lock {@link HandoffRing} of {@link HandoffBench}. These strategies have no kernel
- * wake-up: a waiter polls, with the engine's backoff (0.2 ms doubling to the {@code poll} option,
- * default 5 ms, ±50 % jitter), so a handoff is mostly the waiter's current pause. Target: p50
- * ≤ 5 ms. How often a waiter tries is measured by {@link PollingAttempts}.
+ * the three-lock {@link HandoffRing} of {@link HandoffBench}. A waiter of these strategies is
+ * woken by the kernel's file notifications (inotify, through the backend's {@code watchChanges}:
+ * the removal of the lock's entry, or for {@code queue} a change of its queue file) and otherwise
+ * polls with the engine's backoff. Target: p50 ≤ 1 ms. How often a waiter tries is measured by
+ * {@link PollingAttempts}.
  *
  * <p>Sample time; one invocation is a round trip, {@code @OperationsPerInvocation(2)} makes it
  * per handoff. Unit: µs.
@@ -78,7 +79,7 @@ public class PollingHandoffBench {
 
     /**
      * Runs this benchmark through JMH (any JMH option may be given) and prints p50, p90, p99 and
-     * the mean handoff per strategy against the 5 ms target.
+     * the mean handoff per strategy against the 1 ms target.
      *
      * @param args JMH command-line options
      * @throws Exception when JMH fails
@@ -86,7 +87,7 @@ public class PollingHandoffBench {
     public static void main(String[] args) throws Exception {
         List<RunResult> results = BenchSummary.run(PollingHandoffBench.class, args);
         System.out.println();
-        System.out.println("polling handoff between two processes (per handoff; target p50 <= 5 ms):");
+        System.out.println("polling handoff between two processes (per handoff; target p50 <= 1 ms):");
         for (RunResult r : results) {
             Statistics st = r.getPrimaryResult().getStatistics();
             System.out.printf(Locale.ROOT, "  %-8s p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  mean %.2f ms  (n=%d)%n",

@@ -31,7 +31,7 @@ import picocli.CommandLine.Spec;
         versionProvider = KanukiCli.Version.class,
         description = "Locks between processes and servers: run a command under a lock, "
                 + "inspect and break locks, torture-test a backend.",
-        subcommands = {RunCommand.class, StatusCommand.class, BreakCommand.class, TortureCommand.class,
+        subcommands = {RunCommand.class, StatusCommand.class, BreakCommand.class, PruneCommand.class, TortureCommand.class,
             DemoCommand.class, CompletionCommand.class},
         footerHeading = "%n",
         footer = {

@@ -202,6 +202,12 @@ public final class EngineLockProvider implements LockProvider {
         return backend.breakLock(LockNames.validate(name), force);
     }
 
+    @Override
+    public java.util.List<String> prune(boolean dryRun) {
+        checkOpen();
+        return backend.prune(dryRun);
+    }
+
     /** @return who holds the lock, when the backend can tell; never throws */
     OwnerInfo holderOf(String name) {
         try {

@@ -164,6 +164,21 @@ public interface LockBackend extends AutoCloseable {
                 + " when their holder dies; stop the holder instead");
     }
 
+    /**
+     * Removes what locks nobody holds left behind in the store: files of a holder that crashed
+     * (a killed {@code os} holder's lock file, a stale {@code mkdir} directory...), with the
+     * same safe protocol as {@link #breakLock} (a lock held, or taken afresh while it works, is
+     * never removed). Safe to call while other processes lock and unlock.
+     *
+     * @param dryRun only report what would be removed
+     * @return what was removed (or would be), one entry per artefact, as the store names it (a path)
+     * @throws UnsupportedOperationException when the backend leaves nothing behind to prune (the default)
+     * @throws dev.kanuki.LockBackendException when the store fails
+     */
+    default java.util.List<String> prune(boolean dryRun) {
+        throw new UnsupportedOperationException("this backend leaves nothing behind to prune");
+    }
+
     /** Frees the backend's resources. Grants still held are released by the engine first. */
     @Override
     void close();

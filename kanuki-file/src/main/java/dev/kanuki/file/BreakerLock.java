@@ -57,6 +57,27 @@ final class BreakerLock implements AutoCloseable {
         return null;
     }
 
+    /**
+     * Removes a breaker left by a process that died (or junk a second old), for {@code prune}:
+     * taking it clears such a breaker, and closing removes ours; a live breaker is left alone.
+     *
+     * @param dryRun only tell whether it would be removed
+     * @return whether it was (or would be) removed
+     */
+    static boolean clearIfStale(Path directory, String stem, boolean dryRun) throws IOException {
+        Path path = directory.resolve(stem + ".breaker");
+        String text = EntryFiles.readText(path);
+        if (text == null || !TtlFileLockBackend.isStale(EntryFiles.observe(text, path), 1000)) {
+            return false;
+        }
+        if (dryRun) {
+            return true;
+        }
+        try (BreakerLock ours = tryTake(directory, stem)) {
+            return ours != null;
+        }
+    }
+
     /** Removes the breaker if it is still ours. */
     @Override
     public void close() {

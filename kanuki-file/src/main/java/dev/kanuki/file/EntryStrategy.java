@@ -53,6 +53,19 @@ interface EntryStrategy {
     /** Removes an entry that is ours or was found stale under the breaker lock. */
     void remove(Path entry) throws IOException;
 
+    /**
+     * Removes a leftover of this strategy other than a stale entry (which the backend breaks):
+     * for {@code rename}, a free token or a marker whose maker died. Called by {@code prune} for
+     * each file of the directory; safe while others lock and unlock.
+     *
+     * @param path a file of the lock directory
+     * @param dryRun only tell whether it would be removed
+     * @return whether it was (or would be) removed
+     */
+    default boolean pruneLeftover(Path path, boolean dryRun) throws IOException {
+        return false;
+    }
+
     /** What {@link #read} found. */
     record Observed(State state, TtlRecord record, String problem, long ageMillis) {
         enum State { ABSENT, VALID, CORRUPTED, FREE, FOREIGN }

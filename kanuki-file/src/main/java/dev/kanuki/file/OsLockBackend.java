@@ -579,6 +579,53 @@ final class OsLockBackend implements LockBackend {
                 + (status.isHeld() ? "; the lock is held by " + owner + ": stop that process" : "; it is free now"));
     }
 
+    /**
+     * Removes the lock files (and permit files) of locks nobody holds, the way a release removes
+     * its own: take the kernel lock without waiting (a held file is skipped), check that the path
+     * still names the file locked, raise the directory's counter to its token, unlink, unlock.
+     * A waiter blocked on the removed file finds out when it gets the lock ({@link #confirm}).
+     */
+    @Override
+    public java.util.List<String> prune(boolean dryRun) {
+        java.util.List<String> removed = new java.util.ArrayList<>();
+        try (var entries = Files.newDirectoryStream(directory, "*.lock")) {
+            for (Path entry : entries) {
+                java.nio.file.attribute.BasicFileAttributes attrs = SafeFiles.look(entry);
+                if (attrs == null || !attrs.isRegularFile()) {
+                    continue; // gone, or foreign: never touched
+                }
+                LockFile file = files.byPath(entry);
+                try {
+                    if (dryRun) {
+                        FileLock lock = file.channel().tryLock(0, Long.MAX_VALUE, false);
+                        if (lock != null) {
+                            boolean ours = file.stillAtPath(file.fileKey());
+                            releaseQuietly(lock);
+                            if (ours) {
+                                removed.add(entry.toString());
+                            }
+                        }
+                        continue;
+                    }
+                    // The same removal as a release's once a kept file goes idle: exclusive lock,
+                    // identity check, counter raised to the file's token, unlink.
+                    file.channel(); // opened on the file at the path now: the one the identity check expects
+                    if (file.removeIfUnused(DirectoryFence.of(directory), log)
+                            && !Files.exists(entry, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                        removed.add(entry.toString());
+                    }
+                } catch (OverlappingFileLockException | ClosedChannelException e) {
+                    // this JVM holds or waits for it, or it was released and removed meanwhile
+                } catch (LockBackendException e) {
+                    log.debug("prune leaves {} alone: {}", entry, e.getMessage());
+                }
+            }
+        } catch (IOException e) {
+            throw LockFile.failure("cannot prune " + directory, e);
+        }
+        return removed;
+    }
+
     @Override
     public void close() {
         files.close();

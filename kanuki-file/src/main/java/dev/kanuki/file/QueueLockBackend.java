@@ -58,6 +58,38 @@ final class QueueLockBackend implements LockBackend {
      * engine stops pursuing is released or abandoned, which removes it.
      */
     private final Set<String> arrived = ConcurrentHashMap.newKeySet();
+    /**
+     * How many places from the head of the queue a waiter must be to be woken by a change of the
+     * queue file. A waiter further back can only be served after those ahead of it leave, and
+     * retries (refreshing its place) on the engine's timer, once a second; waking it on every
+     * arrival, renewal and removal of 200 other processes made each of them read the whole queue
+     * hundreds of times a second, and the queue served a quarter of them in two minutes.
+     */
+    static final int WOKEN_PLACES = 4;
+    /** Each waiting request's place in its queue at its last attempt, by owner id. */
+    private final ConcurrentHashMap<String, Place> places = new ConcurrentHashMap<>();
+    /** How long a waiter at place p leaves between reads of the queue: p times this, at most a second. */
+    static final long PACE_PER_PLACE_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(20);
+
+    /** A waiter's place in its queue ({@code ahead} live contenders before it) as read at {@code readAtNanos}. */
+    private record Place(int ahead, long readAtNanos) {
+        boolean nearTheHead() {
+            return ahead < WOKEN_PLACES;
+        }
+
+        /**
+         * Whether a waiter this far back read the queue so recently that reading it again is
+         * pointless: it cannot be served before those ahead of it leave. Where the directory
+         * cannot be watched (a network file system, or no inotify instance left: 128 per user
+         * by default, one per JVM and directory) waiters poll every few milliseconds, and 200 of
+         * them each reading a queue of 200 lines would take the machine. At most a quarter of the
+         * lease, so that the waiter's line is renewed in time.
+         */
+        boolean recentlyRead(long now, Duration lease) {
+            long pace = Math.min(Math.min(1_000_000_000L, lease.toNanos() / 4), ahead * PACE_PER_PLACE_NANOS);
+            return !nearTheHead() && now - readAtNanos < pace;
+        }
+    }
 
     QueueLockBackend(Path directory) {
         this.directory = directory;
@@ -99,6 +131,10 @@ final class QueueLockBackend implements LockBackend {
         Path queue = queue(stem);
         String id = request.owner().id();
         long leaseMillis = request.lease().toMillis();
+        Place place = places.get(id);
+        if (place != null && place.recentlyRead(System.nanoTime(), request.lease()) && arrived.contains(id)) {
+            return Optional.empty();
+        }
         try {
             Snapshot snapshot = null;
             QueueLog log = null;
@@ -124,15 +160,20 @@ final class QueueLockBackend implements LockBackend {
             }
             QueueLog.Contender holder = log.holder(System.currentTimeMillis());
             if (holder == null || !holder.record.id().equals(id)) {
+                places.put(id, new Place(log.place(id, System.currentTimeMillis()), System.nanoTime()));
                 compactIfLarge(stem, snapshot);
                 return Optional.empty();
             }
             long token = DirectoryFence.of(directory).next();
             Snapshot again = read(queue);
             QueueLog.Contender still = QueueLog.replay(again.text()).holder(System.currentTimeMillis());
-            if (!again.fileKey().equals(snapshot.fileKey()) || still == null || !still.record.id().equals(id)) {
+            // The file can be gone for a moment (a compaction that removed it is forwarding our line
+            // to a new one): not ours yet, the next attempt sees the new file.
+            if (again.fileKey() == null || !again.fileKey().equals(snapshot.fileKey()) || still == null
+                    || !still.record.id().equals(id)) {
                 return Optional.empty();
             }
+            places.remove(id);
             append(queue, QueueLog.token(id, token)); // for status; a lost one only hides the token there
             return Optional.of(new QueueGrant(stem, id, token));
         } catch (IOException e) {
@@ -142,14 +183,22 @@ final class QueueLockBackend implements LockBackend {
 
     /**
      * Calls {@code onChange} when the queue file is appended to, replaced or removed (a holder
-     * left, a contender arrived), from the kernel's notifications; null where the directory cannot
+     * left, a contender arrived), from the kernel's notifications, while the waiter is among the
+     * first {@link #WOKEN_PLACES} of the queue (see there); null where the directory cannot
      * be watched (a network file system), so the waiter keeps polling.
      */
     @Override
     public dev.kanuki.spi.ChangeSubscription watchChanges(LockRequest request, Runnable onChange) {
         DirectoryWatcher watcher = DirectoryWatcher.of(directory);
+        String id = request.owner().id();
+        Runnable nearTheHead = () -> {
+            Place place = places.get(id);
+            if (place == null || place.nearTheHead()) {
+                onChange.run();
+            }
+        };
         return watcher == null ? null
-                : watcher.subscribe(List.of(queue(stem(request.name())).getFileName().toString()), onChange);
+                : watcher.subscribe(List.of(queue(stem(request.name())).getFileName().toString()), nearTheHead);
     }
 
     @Override
@@ -199,6 +248,7 @@ final class QueueLockBackend implements LockBackend {
         Path queue = queue(stem);
         try {
             // Our line is live (we hold or wait): append the removal at once, then confirm it.
+            places.remove(id);
             Snapshot after = appendUntilSeen(queue, QueueLog.removal(id), log -> log.get(id) == null, false);
             arrived.remove(id);
             if (after != null && QueueLog.replay(after.text()).holder(System.currentTimeMillis()) == null) {
@@ -426,6 +476,46 @@ final class QueueLockBackend implements LockBackend {
         } catch (IOException e) {
             throw LockFile.failure("cannot break lock in queue " + queue, e);
         }
+    }
+
+    /**
+     * Removes queue files with no live contender (every line's process died or its lease ran
+     * out) the way the last contender to leave removes it: a compaction under the breaker lock,
+     * which forwards lines appended meanwhile (an arrival makes the file again). Also stale
+     * breakers and temporary files a process died between making and renaming.
+     */
+    @Override
+    public List<String> prune(boolean dryRun) {
+        List<String> removed = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
+            for (Path path : entries) {
+                String file = path.getFileName().toString();
+                try {
+                    if (file.endsWith(".queue") ? pruneQueue(path, file, dryRun)
+                            : file.endsWith(".breaker")
+                                    ? BreakerLock.clearIfStale(directory, file.substring(0, file.length() - ".breaker".length()), dryRun)
+                                    : TtlFileLockBackend.pruneTemporary(path, file, dryRun)) {
+                        removed.add(path.toString());
+                    }
+                } catch (LockBackendException foreign) {
+                    log.debug("prune leaves {} alone: {}", path, foreign.getMessage());
+                }
+            }
+        } catch (IOException e) {
+            throw LockFile.failure("cannot prune " + directory, e);
+        }
+        return removed;
+    }
+
+    private boolean pruneQueue(Path queue, String file, boolean dryRun) throws IOException {
+        if (QueueLog.replay(read(queue).text()).holder(System.currentTimeMillis()) != null) {
+            return false;
+        }
+        if (dryRun) {
+            return true;
+        }
+        compact(file.substring(0, file.length() - ".queue".length()));
+        return EntryFiles.attributes(queue) == null;
     }
 
     @Override

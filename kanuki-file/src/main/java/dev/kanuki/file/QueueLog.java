@@ -99,6 +99,20 @@ final class QueueLog {
         return null;
     }
 
+    /** @return how many live contenders are ahead of {@code id} (0: it holds), or -1 when it has no line */
+    int place(String id, long now) {
+        int ahead = 0;
+        for (Contender c : contenders.values()) {
+            if (c.record.id().equals(id)) {
+                return ahead;
+            }
+            if (c.isLive(now)) {
+                ahead++;
+            }
+        }
+        return -1;
+    }
+
     Contender get(String id) {
         return contenders.get(id);
     }

@@ -117,6 +117,7 @@ final class RenameStrategy implements EntryStrategy {
         try {
             Files.createFile(marker);
         } catch (FileAlreadyExistsException e) {
+            checkMarker(marker);
             if (EntryFiles.attributes(free(held)) != null) {
                 return true;
             }
@@ -149,12 +150,81 @@ final class RenameStrategy implements EntryStrategy {
         stem = stem.substring(0, stem.length() - ".held".length());
         try (BreakerLock breaker = BreakerLock.tryTake(held.getParent(), stem)) {
             if (breaker != null && EntryFiles.attributes(held) == null && EntryFiles.attributes(free(held)) == null
-                    && EntryFiles.ageMillis(marker) >= LOST_TOKEN_GRACE_MS) {
+                    && EntryFiles.ageMillis(marker) >= LOST_TOKEN_GRACE_MS && checkMarker(marker)) {
                 Files.deleteIfExists(marker);
             }
         } catch (java.nio.file.NoSuchFileException e) {
             // removed meanwhile
         }
+    }
+
+    /**
+     * Checks that what is at the marker's path is one kanuki could have made: a regular, empty
+     * file with a single link. Anything else (a device, FIFO, socket, directory, a file with
+     * content or a second name) was planted, and is refused at once rather than waited on and
+     * later removed as a lost marker.
+     *
+     * @return true when a marker is there (false when it is gone)
+     * @throws dev.kanuki.LockBackendException naming the path and what was found
+     */
+    static boolean checkMarker(Path marker) throws IOException {
+        BasicFileAttributes attrs = SafeFiles.checkRegular("lock token marker", marker, false);
+        if (attrs == null) {
+            return false;
+        }
+        if (attrs.size() != 0) {
+            throw SafeFiles.refused("lock token marker", marker, "a regular file with content (" + attrs.size()
+                    + " bytes; kanuki's marker is always empty)");
+        }
+        int links = SafeFiles.links(marker);
+        if (links > 1) {
+            throw SafeFiles.linked("lock token marker", marker, links);
+        }
+        return links == 1;
+    }
+
+    /**
+     * A free token nobody took for {@link #LOST_TOKEN_GRACE_MS} (its maker died before taking
+     * it) is taken like an acquirer takes it (one rename, which only one process can win) and
+     * removed like a release removes it; a marker without a token is cleared under the breaker.
+     */
+    @Override
+    public boolean pruneLeftover(Path path, boolean dryRun) throws IOException {
+        String file = path.getFileName().toString();
+        if (!file.endsWith(".free") && !file.endsWith(".init")) {
+            return false;
+        }
+        Path held = path.resolveSibling(file.substring(0, file.length() - ".free".length()) + ".held");
+        if (EntryFiles.attributes(held) != null || EntryFiles.ageMillis(path) < LOST_TOKEN_GRACE_MS) {
+            return false;
+        }
+        if (file.endsWith(".init")) {
+            if (EntryFiles.attributes(free(held)) != null || !checkMarker(path)) {
+                return false; // a free token is there: it is pruned (with its marker) on its own
+            }
+            if (!dryRun) {
+                clearLostMarker(held, path);
+            }
+            return dryRun || EntryFiles.attributes(path) == null;
+        }
+        if (SafeFiles.checkRegular("lock token file", path, false) == null) {
+            return false;
+        }
+        if (dryRun) {
+            return true;
+        }
+        try {
+            Files.move(path, held, StandardCopyOption.ATOMIC_MOVE);
+        } catch (NoSuchFileException e) {
+            return false; // taken meanwhile
+        }
+        Observed taken = read(held);
+        if (taken.state() != Observed.State.FREE) {
+            Files.move(held, path, StandardCopyOption.ATOMIC_MOVE); // not a token kanuki made: put it back
+            return false;
+        }
+        remove(held);
+        return true;
     }
 
     @Override
@@ -186,7 +256,14 @@ final class RenameStrategy implements EntryStrategy {
         if (SafeFiles.checkRegular("lock token file", held, false) == null) {
             return;
         }
-        Files.deleteIfExists(marker(held));
+        try {
+            if (checkMarker(marker(held))) {
+                Files.deleteIfExists(marker(held));
+            }
+        } catch (dev.kanuki.LockBackendException planted) {
+            // Something foreign replaced the marker while the lock was held: leave it (the next
+            // acquirer refuses it with the same message), but still release the lock.
+        }
         Files.deleteIfExists(held);
     }
 }

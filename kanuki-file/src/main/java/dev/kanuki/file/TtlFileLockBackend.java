@@ -48,6 +48,13 @@ final class TtlFileLockBackend implements LockBackend {
             .crossProcess().semaphores().persistentFencing().ownerRecords().build();
     /** A holder does not remove its entry when its lease has less than this left. */
     private static final long RELEASE_MARGIN_MS = 500;
+    /** How long an unreadable entry must be unchanged before {@code break} or {@code prune} removes it. */
+    private static final long UNREADABLE_GRACE_MS = 30_000;
+    /**
+     * Temporary names ({@code .tmp.ID}, {@code mkdir}'s {@code .removed.ID}) live for
+     * microseconds; one this old was left by a process that died between its two steps.
+     */
+    static final long LEFTOVER_AGE_MS = 60_000;
 
     private final Path directory;
     private final EntryStrategy strategy;
@@ -186,7 +193,7 @@ final class TtlFileLockBackend implements LockBackend {
 
     /**
      * Calls {@code onChange} when the request's entry (or, for a semaphore, any of its permit
-     * entries) is created, removed or rewritten, from the kernel's notifications; null where the
+     * entries) is removed, from the kernel's notifications; null where the
      * directory cannot be watched (a network file system), so the waiter keeps polling.
      */
     @Override
@@ -203,14 +210,26 @@ final class TtlFileLockBackend implements LockBackend {
         } else {
             names.add(strategy.entry(directory, stem(request.name(), "L")).getFileName().toString());
         }
-        return watcher.subscribe(names, onChange);
+        // Only a removal can free a ttl entry: its creation and record rewrites (three events per
+        // acquisition) would wake every waiting process for nothing.
+        return watcher.subscribeToRemovals(names, onChange);
     }
 
     /** The stale rules; {@code graceMillis} is how long an unreadable entry is given. */
     static boolean isStale(Observed seen, long graceMillis) {
+        return isStale(seen, graceMillis, null);
+    }
+
+    /**
+     * The stale rules, with the answers about owner processes kept in {@code deadByPid} (a
+     * listing of 10,000 locks of one holder asks the kernel about its process once).
+     */
+    private static boolean isStale(Observed seen, long graceMillis, java.util.Map<Long, Boolean> deadByPid) {
         return switch (seen.state()) {
             case VALID -> seen.record().leaseUntilMillis() < System.currentTimeMillis()
-                    || ProcessIdentity.isDeadLocalProcess(seen.record().host(), seen.record().pid());
+                    || (deadByPid == null ? ProcessIdentity.isDeadLocalProcess(seen.record().host(), seen.record().pid())
+                            : deadByPid.computeIfAbsent(seen.record().pid(),
+                                    pid -> ProcessIdentity.isDeadLocalProcess(seen.record().host(), pid)));
             case CORRUPTED, FREE -> seen.ageMillis() > graceMillis;
             default -> false;
         };
@@ -339,11 +358,15 @@ final class TtlFileLockBackend implements LockBackend {
     }
 
     private LockStatus statusOf(String name, String stem, Observed seen) {
+        return statusOf(name, seen, null);
+    }
+
+    private LockStatus statusOf(String name, Observed seen, java.util.Map<Long, Boolean> deadByPid) {
         long token = seen.state() == Observed.State.VALID && seen.record().token() > 0 ? seen.record().token() : -1;
         return switch (seen.state()) {
             case ABSENT -> new LockStatus(name, LockStatus.State.FREE, Optional.empty(), token);
             case FREE -> new LockStatus(name, LockStatus.State.HELD, Optional.empty(), token); // mid-acquisition
-            case VALID -> new LockStatus(name, isStale(seen, 0) ? LockStatus.State.STALE : LockStatus.State.HELD,
+            case VALID -> new LockStatus(name, isStale(seen, 0, deadByPid) ? LockStatus.State.STALE : LockStatus.State.HELD,
                     Optional.of(seen.record().owner()), token);
             case CORRUPTED, FOREIGN -> new LockStatus(name, LockStatus.State.UNKNOWN, Optional.empty(), token);
         };
@@ -352,6 +375,7 @@ final class TtlFileLockBackend implements LockBackend {
     @Override
     public List<LockStatus> list() {
         List<LockStatus> found = new ArrayList<>();
+        java.util.Map<Long, Boolean> deadByPid = new java.util.HashMap<>();
         String suffix = strategy.entry(directory, "x").getFileName().toString().substring(1);
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory, "*" + suffix)) {
             for (Path entry : entries) {
@@ -361,7 +385,7 @@ final class TtlFileLockBackend implements LockBackend {
                 if (seen.state() == Observed.State.VALID) {
                     String name = seen.record().lockName();
                     if (stem(name, "L").equals(stem)) { // semaphore permits are listed by name only
-                        found.add(statusOf(name, stem, seen));
+                        found.add(statusOf(name, seen, deadByPid));
                     }
                 } else if (seen.state() != Observed.State.ABSENT) {
                     // An entry that blocks a lock but names none: show it, so `status` explains `busy`.
@@ -394,7 +418,7 @@ final class TtlFileLockBackend implements LockBackend {
                     default:
                         break;
                 }
-                long grace = Duration.ofSeconds(30).toMillis();
+                long grace = UNREADABLE_GRACE_MS;
                 if (!force && !isStale(seen, grace)) {
                     throw new IllegalStateException(seen.state() == Observed.State.VALID
                             ? "lock '" + SafeNames.printable(name) + "' is live ("
@@ -424,6 +448,82 @@ final class TtlFileLockBackend implements LockBackend {
         } catch (IOException e) {
             throw LockFile.failure("cannot break lock '" + SafeNames.printable(name) + "' in " + directory, e);
         }
+    }
+
+    /**
+     * Removes stale entries (the stale rules; an unreadable entry once it has not changed for
+     * 30 s) with {@link #breakStale}, breakers whose holder died, the strategy's own leftovers
+     * (see {@link EntryStrategy#pruneLeftover}), and temporary names a process died between
+     * making and renaming. A live entry, or one taken afresh while this runs, is never removed;
+     * a foreign file (not a name kanuki makes, or not the kind of file it makes) is never touched.
+     */
+    @Override
+    public List<String> prune(boolean dryRun) {
+        List<String> removed = new ArrayList<>();
+        String suffix = strategy.entry(directory, "x").getFileName().toString().substring(1);
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
+            for (Path path : entries) {
+                String file = path.getFileName().toString();
+                if (pruneOne(path, file, suffix, dryRun)) {
+                    removed.add(path.toString());
+                }
+            }
+        } catch (IOException e) {
+            throw LockFile.failure("cannot prune " + directory, e);
+        }
+        return removed;
+    }
+
+    private boolean pruneOne(Path path, String file, String suffix, boolean dryRun) throws IOException {
+        try {
+            if (file.endsWith(suffix)) {
+                String stem = file.substring(0, file.length() - suffix.length());
+                Observed seen = strategy.read(path);
+                if (seen.state() == Observed.State.ABSENT || seen.state() == Observed.State.FOREIGN
+                        || !isStale(seen, UNREADABLE_GRACE_MS)) {
+                    return false;
+                }
+                return dryRun || breakStale(stem, path, seen, UNREADABLE_GRACE_MS, false) == BreakResult.REMOVED;
+            }
+            if (file.endsWith(".breaker")) {
+                return BreakerLock.clearIfStale(directory, file.substring(0, file.length() - ".breaker".length()), dryRun);
+            }
+            if (strategy.pruneLeftover(path, dryRun)) {
+                return true;
+            }
+            return pruneTemporary(path, file, dryRun);
+        } catch (LockBackendException foreign) {
+            log.debug("prune leaves {} alone: {}", path, foreign.getMessage());
+            return false;
+        }
+    }
+
+    /** A temporary file, link or {@code mkdir} trash directory a process died between making and renaming. */
+    static boolean pruneTemporary(Path path, String file, boolean dryRun) throws IOException {
+        boolean temp = file.contains(".tmp.");
+        boolean trash = file.contains(".lockdir.removed.");
+        if (!temp && !trash) {
+            return false;
+        }
+        java.nio.file.attribute.BasicFileAttributes attrs = EntryFiles.attributes(path);
+        boolean kind = trash ? attrs != null && attrs.isDirectory()
+                : attrs != null && (attrs.isRegularFile() || attrs.isSymbolicLink());
+        if (!kind || EntryFiles.ageMillis(path) < LEFTOVER_AGE_MS) {
+            return false;
+        }
+        if (dryRun) {
+            return true;
+        }
+        if (trash) {
+            try (DirectoryStream<Path> children = Files.newDirectoryStream(path)) {
+                for (Path child : children) {
+                    if (SafeFiles.checkRegular("removed lock's file", child, false) != null) {
+                        Files.deleteIfExists(child);
+                    }
+                }
+            }
+        }
+        return Files.deleteIfExists(path);
     }
 
     @Override

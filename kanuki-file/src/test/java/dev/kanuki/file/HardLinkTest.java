@@ -14,7 +14,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -66,12 +65,7 @@ class HardLinkTest {
         try (LockProvider provider = LockProvider.open(uri)) {
             Path planted;
             if (artefact.equals("COUNTER")) {
-                provider.lock("other").tryAcquire().orElseThrow().close(); // makes the directory's counter
-                try (Stream<Path> files = Files.list(dir)) {
-                    planted = files.filter(p -> p.getFileName().toString().startsWith(DirectoryFence.PREFIX))
-                            .findFirst().orElseThrow();
-                }
-                Files.delete(planted);
+                planted = SpecialFilesTest.removeCounter(provider, dir);
             } else {
                 planted = dir.resolve(artefact.replace("STEM", SafeNames.stem("board", "L")));
                 Files.createDirectories(planted.getParent());
