@@ -104,14 +104,20 @@ final class SqliteSession implements AutoCloseable {
     static void refusePlantedFiles(Path path) throws IOException {
         for (String suffix : new String[] {"", "-wal", "-shm", "-journal"}) {
             Path p = path.resolveSibling(path.getFileName() + suffix);
-            if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+            java.util.Map<String, Object> attributes;
+            try {
+                // One stat: side files come and go as other processes use the database (a journal
+                // deleted between two separate checks is not a planted file).
+                attributes = Files.readAttributes(p, "unix:mode,nlink", LinkOption.NOFOLLOW_LINKS);
+            } catch (java.nio.file.NoSuchFileException gone) {
                 continue;
             }
-            if (!Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+            int mode = (Integer) attributes.get("mode");
+            if ((mode & 0170000) != 0100000) { // S_IFMT, S_IFREG
                 throw new IOException(p + " is not a regular file (a link, a directory or a special file); kanuki "
                         + "never writes a lock database through it: remove it");
             }
-            Object links = Files.getAttribute(p, "unix:nlink", LinkOption.NOFOLLOW_LINKS);
+            Object links = attributes.get("nlink");
             if (links instanceof Integer n && n > 1) {
                 throw new IOException(p + " has " + n + " hard links; kanuki never writes a lock database that is "
                         + "also another file: remove it");
