@@ -91,19 +91,19 @@ public final class FileInterleaved {
             StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%s (%d rounds, µs/op, medians):",
                     name, rounds.size()));
             for (int k = 0; k < sides.size(); k++) {
-                b.append(String.format(Locale.ROOT, " %s %.2f", sides.get(k), Interleaved.median(rounds, k)));
+                b.append(String.format(Locale.ROOT, " %s %.2f", sides.get(k), Rounds.median(rounds, k)));
             }
             for (int k = 1; k < sides.size(); k++) {
                 b.append(String.format(Locale.ROOT, "%n  kanuki/%s %.2fx  [per round %s]", sides.get(k),
-                        Interleaved.ratio(rounds, 0, k), Interleaved.perRound(rounds, 0, k)));
+                        Rounds.ratio(rounds, 0, k), Rounds.perRound(rounds, 0, k)));
             }
             if (!cpu.isEmpty()) {
                 b.append("\n  CPU µs/op of the measuring thread, medians:");
                 for (int k = 0; k < sides.size(); k++) {
-                    b.append(String.format(Locale.ROOT, " %s %.2f", sides.get(k), Interleaved.median(cpu, k)));
+                    b.append(String.format(Locale.ROOT, " %s %.2f", sides.get(k), Rounds.median(cpu, k)));
                 }
                 for (int k = 1; k < sides.size(); k++) {
-                    b.append(String.format(Locale.ROOT, "; kanuki/%s %.2fx", sides.get(k), Interleaved.ratio(cpu, 0, k)));
+                    b.append(String.format(Locale.ROOT, "; kanuki/%s %.2fx", sides.get(k), Rounds.ratio(cpu, 0, k)));
                 }
             }
             return b.append(work.isEmpty() ? "" : "\n  " + work).toString();

@@ -3,7 +3,6 @@ package dev.kanuki.bench;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * The interleaved measurement shared by the plain-{@code main} benchmarks ({@link FileInterleaved},
@@ -86,26 +85,5 @@ final class Interleaved {
 
     private static double[] perOp(long[] nanos, double ops) {
         return Arrays.stream(nanos).mapToDouble(n -> n / 1e3 / ops).toArray();
-    }
-
-    /** The median over rounds of side {@code a}'s time divided by side {@code b}'s, both from the same round. */
-    static double ratio(List<double[]> rounds, int a, int b) {
-        return median(rounds.stream().mapToDouble(r -> r[a] / r[b]).toArray());
-    }
-
-    /** The median over rounds of one side's µs/op. */
-    static double median(List<double[]> rounds, int side) {
-        return median(rounds.stream().mapToDouble(r -> r[side]).toArray());
-    }
-
-    static double median(double[] values) {
-        double[] v = values.clone();
-        Arrays.sort(v);
-        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-    }
-
-    /** {@code a/b} in every round, for the record ("1.02 0.97 …"). */
-    static String perRound(List<double[]> rounds, int a, int b) {
-        return String.join(" ", rounds.stream().map(r -> String.format(Locale.ROOT, "%.2f", r[a] / r[b])).toList());
     }
 }

@@ -65,14 +65,14 @@ final class InterleavedRounds {
     record Results(List<String> names, List<double[]> rounds) {
         double median(String side) {
             int col = names.indexOf(side);
-            return InterleavedRounds.median(rounds.stream().mapToDouble(r -> r[col]).toArray());
+            return Rounds.median(rounds.stream().mapToDouble(r -> r[col]).toArray());
         }
 
         /** @return the median over rounds of {@code a / b} within each round */
         double ratio(String a, String b) {
             int x = names.indexOf(a);
             int y = names.indexOf(b);
-            return InterleavedRounds.median(rounds.stream().mapToDouble(r -> r[x] / r[y]).toArray());
+            return Rounds.median(rounds.stream().mapToDouble(r -> r[x] / r[y]).toArray());
         }
 
         /** Prints the medians, then each pair's median ratio with its range over rounds. */
@@ -88,7 +88,7 @@ final class InterleavedRounds {
                 double[] perRound = rounds.stream().mapToDouble(r -> r[x] / r[y]).toArray();
                 Arrays.sort(perRound);
                 System.out.printf(Locale.ROOT, "  %s/%s %.2fx (rounds %.2f–%.2f)%n", pairs[i], pairs[i + 1],
-                        InterleavedRounds.median(perRound), perRound[0], perRound[perRound.length - 1]);
+                        Rounds.median(perRound), perRound[0], perRound[perRound.length - 1]);
             }
         }
     }
@@ -123,18 +123,10 @@ final class InterleavedRounds {
         return new Results(names, measured);
     }
 
-    /** @return the median of {@code values} (not changed) */
-    static double median(double[] values) {
-        return percentile(values, 50);
-    }
-
     /** @return the nearest-rank percentile {@code p} (0–100) of {@code values} (not changed) */
     static double percentile(double[] values, double p) {
         double[] v = values.clone();
         Arrays.sort(v);
-        if (p == 50 && v.length % 2 == 0) {
-            return (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-        }
         int rank = (int) Math.ceil(p / 100 * v.length);
         return v[Math.max(0, Math.min(v.length - 1, rank - 1))];
     }

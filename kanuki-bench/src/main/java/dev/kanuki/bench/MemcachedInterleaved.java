@@ -70,12 +70,12 @@ public final class MemcachedInterleaved {
         }, WARM_ROUNDS, rounds, BLOCKS, BLOCK);
         System.out.printf(Locale.ROOT, "memcached, %d rounds of %d×%d ops, median µs/op:", rounds, BLOCKS, BLOCK);
         for (int k = 0; k < names.length; k++) {
-            System.out.printf(Locale.ROOT, " %s %.1f", names[k], Interleaved.median(results, k));
+            System.out.printf(Locale.ROOT, " %s %.1f", names[k], Rounds.median(results, k));
         }
         System.out.println();
         System.out.printf(Locale.ROOT, "  median of per-round ratios: kanuki/raw %.2fx = same/raw %.2fx (the commands)"
                         + " × kanuki/same %.2fx (client and engine)%n",
-                Interleaved.ratio(results, 0, 1), Interleaved.ratio(results, 2, 1), Interleaved.ratio(results, 0, 2));
-        System.out.printf(Locale.ROOT, "  kanuki/raw per round: %s%n", Interleaved.perRound(results, 0, 1));
+                Rounds.ratio(results, 0, 1), Rounds.ratio(results, 2, 1), Rounds.ratio(results, 0, 2));
+        System.out.printf(Locale.ROOT, "  kanuki/raw per round: %s%n", Rounds.perRound(results, 0, 1));
     }
 }

@@ -131,13 +131,13 @@ public final class SqlInterleaved {
         }
         System.out.printf(Locale.ROOT, "%s, %d rounds of %d ops, median µs/op:", db, ROUNDS, OPS);
         for (int k = 0; k < names.length; k++) {
-            System.out.printf(Locale.ROOT, " %s %.0f", names[k], Interleaved.median(rounds, k));
+            System.out.printf(Locale.ROOT, " %s %.0f", names[k], Rounds.median(rounds, k));
         }
         System.out.println();
         System.out.printf(Locale.ROOT, "  median of per-round ratios: kanukiTry/bare %.2fx, kanuki/bare %.2fx,"
                         + " kanuki/sameAwait %.2fx, kanukiFenced/sameFenced %.2fx (sameFenced/bare %.2fx: what fencing"
                         + " costs)%n",
-                Interleaved.ratio(rounds, 0, 1), Interleaved.ratio(rounds, 2, 1), Interleaved.ratio(rounds, 2, 3),
-                Interleaved.ratio(rounds, 4, 5), Interleaved.ratio(rounds, 5, 1));
+                Rounds.ratio(rounds, 0, 1), Rounds.ratio(rounds, 2, 1), Rounds.ratio(rounds, 2, 3),
+                Rounds.ratio(rounds, 4, 5), Rounds.ratio(rounds, 5, 1));
     }
 }

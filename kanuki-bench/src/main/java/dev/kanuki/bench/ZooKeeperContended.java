@@ -240,10 +240,10 @@ public final class ZooKeeperContended {
             List<double[]> r = side.getValue();
             System.out.printf(Locale.ROOT, "  %-8s %.0f acquisitions/s, p99 wait %.0f µs (medians of rounds; acquisitions per"
                             + " window, this JVM / the other: %.0f / %.0f)%n", side.getKey(),
-                    InterleavedRounds.median(r.stream().mapToDouble(x -> x[0]).toArray()),
-                    InterleavedRounds.median(r.stream().mapToDouble(x -> x[1]).toArray()),
-                    InterleavedRounds.median(r.stream().mapToDouble(x -> x[2]).toArray()),
-                    InterleavedRounds.median(r.stream().mapToDouble(x -> x[3]).toArray()));
+                    Rounds.median(r.stream().mapToDouble(x -> x[0]).toArray()),
+                    Rounds.median(r.stream().mapToDouble(x -> x[1]).toArray()),
+                    Rounds.median(r.stream().mapToDouble(x -> x[2]).toArray()),
+                    Rounds.median(r.stream().mapToDouble(x -> x[3]).toArray()));
         }
         List<double[]> k = results.get("kanuki");
         List<double[]> c = results.get("curator");
@@ -252,6 +252,6 @@ public final class ZooKeeperContended {
             ratios[i] = k.get(i)[0] / c.get(i)[0];
         }
         System.out.printf(Locale.ROOT, "  acquisitions/s kanuki/curator %.2fx (median of per-round ratios)%n",
-                InterleavedRounds.median(ratios));
+                Rounds.median(ratios));
     }
 }

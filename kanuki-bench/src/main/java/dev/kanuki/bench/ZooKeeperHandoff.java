@@ -112,11 +112,11 @@ public final class ZooKeeperHandoff {
         System.out.printf(Locale.ROOT, "zookeeper handoff between 2 JVMs, %d rounds, µs per handoff:%n",
                 samples.values().iterator().next().size());
         for (Map.Entry<String, List<double[]>> side : samples.entrySet()) {
-            double[] p50 = side.getValue().stream().mapToDouble(s -> InterleavedRounds.median(s)).toArray();
+            double[] p50 = side.getValue().stream().mapToDouble(s -> Rounds.median(s)).toArray();
             double[] all = side.getValue().stream().flatMapToDouble(java.util.Arrays::stream).toArray();
             p50s.put(side.getKey(), p50);
             System.out.printf(Locale.ROOT, "  %-8s p50 %.0f (median of rounds), p90 %.0f, p99 %.0f (all %d handoffs)%n",
-                    side.getKey(), InterleavedRounds.median(p50), InterleavedRounds.percentile(all, 90),
+                    side.getKey(), Rounds.median(p50), InterleavedRounds.percentile(all, 90),
                     InterleavedRounds.percentile(all, 99), all.length);
         }
         for (String base : List.of("curator", "raw")) {
@@ -127,7 +127,7 @@ public final class ZooKeeperHandoff {
                 ratios[i] = k[i] / b[i];
             }
             System.out.printf(Locale.ROOT, "  p50 kanuki/%s %.2fx (median of per-round ratios)%n", base,
-                    InterleavedRounds.median(ratios));
+                    Rounds.median(ratios));
         }
     }
 }
