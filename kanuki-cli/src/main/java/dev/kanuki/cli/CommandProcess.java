@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -69,16 +70,71 @@ final class CommandProcess {
     }
 
     /**
-     * Starts the command. Call it from a thread that lives until the command has exited.
+     * Prepares to start a command: decides its isolation and, when its process group is to be
+     * watched, starts the watcher at once on a background thread, so that the watcher's start
+     * (a process launch, the JVM's first one being the slowest) overlaps with taking the lock.
+     * Close it when done: a watcher that was never used is stopped.
      *
-     * @param command the command and its arguments
-     * @param environment variables to add to the command's environment
-     * @param isolation from {@link #isolation()}
-     * @return the started command
-     * @throws IOException when it cannot be started
+     * @return a launcher for one command
      */
-    static CommandProcess start(List<String> command, Map<String, String> environment, Isolation isolation)
-            throws IOException {
+    static Launcher launcher() {
+        return new Launcher(isolation());
+    }
+
+    /** Starts one command, with its watcher started early; see {@link #launcher()}. */
+    static final class Launcher implements AutoCloseable {
+        private final Isolation isolation;
+        private final CompletableFuture<Process> watcher;
+        private boolean used;
+
+        private Launcher(Isolation isolation) {
+            this.isolation = isolation;
+            if (isolation == Isolation.OWN_GROUP) {
+                watcher = new CompletableFuture<>();
+                Path setsid = Tools.SETSID.get();
+                Thread starter = new Thread(() -> watcher.complete(startWatcher(setsid)), "kanuki-watcher-start");
+                starter.setDaemon(true);
+                starter.start();
+            } else {
+                watcher = CompletableFuture.completedFuture(null);
+            }
+        }
+
+        /** @return how the command will be isolated */
+        Isolation isolation() {
+            return isolation;
+        }
+
+        /**
+         * Starts the command. Call it from a thread that lives until the command has exited.
+         *
+         * @param command the command and its arguments
+         * @param environment variables to add to the command's environment
+         * @return the started command
+         * @throws IOException when it cannot be started
+         */
+        CommandProcess start(List<String> command, Map<String, String> environment) throws IOException {
+            used = true;
+            return CommandProcess.start(command, environment, isolation, watcher.join());
+        }
+
+        /** Stops the watcher when no command was started with it. */
+        @Override
+        public void close() {
+            if (!used) {
+                // Not waited for: a watcher still starting is stopped once started (or, if the JVM
+                // exits first, reads the end of its input and exits by itself).
+                watcher.thenAccept(unused -> {
+                    if (unused != null) {
+                        unused.destroy();
+                    }
+                });
+            }
+        }
+    }
+
+    private static CommandProcess start(List<String> command, Map<String, String> environment, Isolation isolation,
+            Process watcher) throws IOException {
         Optional<Path> setpriv = Tools.SETPRIV;
         Optional<Path> setsid = Tools.SETSID;
         List<String> argv = new ArrayList<>();
@@ -93,8 +149,7 @@ final class CommandProcess {
         ProcessBuilder builder = new ProcessBuilder(argv).inheritIO();
         LauncherEnvironment.restore(builder.environment());
         builder.environment().putAll(environment);
-        // The watcher is started first, so that it is ready before the command can start others.
-        Process watcher = isolation == Isolation.OWN_GROUP ? startWatcher(setsid.get()) : null;
+        // The watcher was started first, so that it is ready before the command can start others.
         Process process;
         try {
             process = builder.start();

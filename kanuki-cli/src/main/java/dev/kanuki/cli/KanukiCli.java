@@ -90,6 +90,7 @@ public final class KanukiCli implements Callable<Integer> {
      */
     public static void main(String[] args) {
         withoutClassPathScans();
+        SharingArchiveCheck.run();
         int code = mainCode(args);
         System.out.flush();
         System.err.flush();

@@ -120,7 +120,8 @@ final class RunCommand implements Callable<Integer> {
         CliLogging.quiet("dev.kanuki.engine.EngineHandle");
         PrintWriter err = err();
         SqliteNative.prepareFor(backend);
-        try (LockProvider provider = LockProvider.open(backendWithLease())) {
+        try (CommandProcess.Launcher launcher = CommandProcess.launcher();
+                LockProvider provider = LockProvider.open(backendWithLease())) {
             DistributedLock lock = shared ? provider.readWriteLock(name).readLock() : provider.lock(name);
             Duration timeout = noWait ? Duration.ZERO : wait != null ? wait : ChronoUnit.FOREVER.getDuration();
             LockHandle handle;
@@ -132,7 +133,7 @@ final class RunCommand implements Callable<Integer> {
                 return conflictExitCode;
             }
             try (handle) {
-                return runHolding(provider, handle, cmd, err);
+                return runHolding(provider, handle, cmd, launcher, err);
             }
         }
     }
@@ -189,7 +190,8 @@ final class RunCommand implements Callable<Integer> {
         return holder.map(h -> base + " (held by " + h.describe() + ")").orElse(base);
     }
 
-    private int runHolding(LockProvider provider, LockHandle handle, List<String> cmd, PrintWriter err) {
+    private int runHolding(LockProvider provider, LockHandle handle, List<String> cmd, CommandProcess.Launcher launcher,
+            PrintWriter err) {
         Optional<String> cannotRun = Executables.whyNotRunnable(cmd.get(0));
         if (cannotRun.isPresent()) {
             err.println("kanuki: cannot run '" + cmd.get(0) + "': " + cannotRun.get());
@@ -199,13 +201,13 @@ final class RunCommand implements Callable<Integer> {
         Map<String, String> environment = Map.of(
                 "KANUKI_FENCING_TOKEN", Long.toString(handle.fencingToken()),
                 "KANUKI_LOCK_NAME", name);
-        CommandProcess.Isolation isolation = CommandProcess.isolation();
-        try (SignalForwarder forwarder = SignalForwarder.install(CommandProcess.forwardedSignals(isolation))) {
+        try (SignalForwarder forwarder =
+                SignalForwarder.install(CommandProcess.forwardedSignals(launcher.isolation()))) {
             CommandProcess child;
             try {
                 // Started from this thread, which waits for it below: the parent-death signal is
                 // tied to the thread that started the command.
-                child = CommandProcess.start(cmd, environment, isolation);
+                child = launcher.start(cmd, environment);
             } catch (IOException | RuntimeException e) {
                 err.println("kanuki: cannot run '" + cmd.get(0) + "': " + startFailure(e));
                 err.flush();
