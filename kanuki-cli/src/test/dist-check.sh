@@ -40,6 +40,15 @@ set -e
 kill "$holder"
 wait "$holder" || true
 [[ $busy == 75 ]] || fail "the NFD spelling under C.UTF-8 was not busy while the NFC one was held under LANG=C (exit $busy)"
+# A jar changed after the sharing archive was made: the JVM refuses the archive, kanuki deletes its
+# key, and the next run makes it again.
+key="$(echo "$work"/cache/kanuki/cds/*.jsa.key)"
+[[ -f "$key" ]] || fail "no key beside the class-data sharing archive"
+touch "$(echo "$work"/kanuki-*/lib/kanuki-core-*.jar)"
+"$bin" --version >/dev/null
+[[ ! -e "$key" ]] || fail "the key of an archive the JVM refused was kept"
+"$bin" --version >/dev/null
+[[ -f "$key" ]] || fail "the refused archive was not made again"
 # kanuki demo board from the tarball and from the shaded jar beside it: Jetty is packaged in both.
 http() { # http PORT REQUEST-LINE [FORM]: the response, over bash's /dev/tcp (no curl needed)
   local body="${3:-}"
