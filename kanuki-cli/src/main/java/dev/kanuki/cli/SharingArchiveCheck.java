@@ -24,9 +24,9 @@ final class SharingArchiveCheck {
     /** The system property in which the launcher names the key file of the archive it passed. */
     static final String KEY_FILE_PROPERTY = "kanuki.cds.key";
     /**
-     * A refused archive made after every file it depends on last changed (a Java updated in
-     * place keeps its package's older times) is made again only once it is this old, so that
-     * an archive the JVM can never use costs one remake per hour, not one per run.
+     * A refused archive made after every file it depends on last changed is made again only
+     * once it is this old, so that an archive the JVM can never use costs one remake per hour,
+     * not one per run.
      */
     private static final Duration REMAKE_AT_MOST_EVERY = Duration.ofHours(1);
 
@@ -60,11 +60,26 @@ final class SharingArchiveCheck {
         }
         FileTime made = Files.getLastModifiedTime(archive);
         for (Path dependency : dependencies()) {
-            if (Files.exists(dependency) && Files.getLastModifiedTime(dependency).compareTo(made) > 0) {
+            if (Files.exists(dependency) && lastChanged(dependency).compareTo(made) > 0) {
                 return true;
             }
         }
         return made.toInstant().isBefore(Instant.now().minus(REMAKE_AT_MOST_EVERY));
+    }
+
+    /**
+     * @return when the file last changed: its status-change time where the file system has one,
+     *     since a jar unpacked again or a Java updated in place keeps its package's older
+     *     modification time, but gets a new status-change time
+     */
+    private static FileTime lastChanged(Path file) throws IOException {
+        FileTime modified = Files.getLastModifiedTime(file);
+        try {
+            FileTime changed = (FileTime) Files.getAttribute(file, "unix:ctime");
+            return changed.compareTo(modified) > 0 ? changed : modified;
+        } catch (UnsupportedOperationException | IllegalArgumentException e) {
+            return modified;
+        }
     }
 
     /** @return the files an archive of kanuki's classes was made from */
