@@ -67,6 +67,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     private final String scope;
     private final Script acquire;
     private final Script token;
+    private final Script setWithToken;
     private final Script release;
     private final Script renew;
     private final Script verifyMember;
@@ -113,6 +114,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         this.redis = connection.sync();
         this.acquire = new Script(Scripts.ACQUIRE);
         this.token = new Script(Scripts.TOKEN);
+        this.setWithToken = new Script(Scripts.SET_WITH_TOKEN);
         this.release = new Script(Scripts.RELEASE);
         this.renew = new Script(Scripts.RENEW);
         this.verifyMember = new Script(Scripts.VERIFY_MEMBER);
@@ -135,18 +137,23 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         RedisKeys keys = keysOf(request.name());
         String value = encode(request.owner(), request.name());
         long lease = Math.max(1, request.lease().toMillis());
-        if (request.mode() == LockMode.EXCLUSIVE && !fenced.contains(request.name())
-                && !isContended(request.name()) && !intents.contains(request)) {
-            // the bare SET NX PX: fails while anyone holds the name, readers included (their mark)
-            String set = call(() -> redis.set(keys.lock(), value, setNxArgs(lease)));
-            if ("OK".equals(set)) {
+        boolean fence = request.mode() != LockMode.EXCLUSIVE || fenced.contains(request.name());
+        if (request.mode() == LockMode.EXCLUSIVE && !isContended(request.name()) && !intents.contains(request)) {
+            // SET NX PX, bare or with the token: fails while anyone holds the name, readers included
+            // (their mark)
+            if (fence) {
+                Long n = setWithToken.run(ScriptOutputType.INTEGER, new String[] {keys.lock(), keys.fence()}, value,
+                        Long.toString(lease));
+                if (n != null && n >= 0) {
+                    return Optional.of(new RedisGrant(keys, LockMode.EXCLUSIVE, value, request.name(), true, n));
+                }
+            } else if ("OK".equals(call(() -> redis.set(keys.lock(), value, setNxArgs(lease))))) {
                 return Optional.of(new RedisGrant(keys, LockMode.EXCLUSIVE, value, request.name(), false, 0));
             }
             contended(request.name());
             // held: the script tells how long the lease runs, leaves a writer's intent where readers
             // are in, and takes the lock if it was freed in between
         }
-        boolean fence = request.mode() != LockMode.EXCLUSIVE || fenced.contains(request.name());
         List<Object> result = acquire.run(ScriptOutputType.MULTI, keys.forAcquire(), code(request.mode()), value,
                 Long.toString(lease), Integer.toString(request.permits()), fence ? "1" : "0");
         long answer = ((Number) result.get(1)).longValue();

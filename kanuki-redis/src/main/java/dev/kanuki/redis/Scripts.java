@@ -55,9 +55,9 @@ final class Scripts {
      * remaining lease; -1 when the key has no expiry), with a third element 1 when the request
      * left an intent key.
      *
-     * <p>An uncontended exclusive acquisition of a name whose holders do not ask for tokens is a
-     * bare {@code SET NX PX} instead ({@link RedisLockBackend}); this script is the path of a
-     * contended name, of a name whose holders use tokens, and of a writer that left an intent.
+     * <p>An uncontended exclusive acquisition is a bare {@code SET NX PX} instead, or
+     * {@link #SET_WITH_TOKEN} for a name whose holders ask for tokens ({@link RedisLockBackend});
+     * this script is the path of a contended name and of a writer that left an intent.
      *
      * <p>An exclusive request that finds readers leaves an intent key (its value, for its lease):
      * new readers stay out while it exists, so a writer is not starved by a stream of readers in
@@ -114,6 +114,21 @@ final class Scripts {
               return {1, nextToken()}
             end
             return {1, 0}
+            """);
+
+    /**
+     * KEYS: lock, fence. ARGV: value, lease ms. The uncontended exclusive acquisition of a name
+     * whose holders ask for tokens: {@code SET NX PX} and, when it stored, the next token, in one
+     * round trip. Returns the token, or -1 when the key exists (held, or readers' mark): then
+     * {@link #ACQUIRE} runs.
+     */
+    static final String SET_WITH_TOKEN = lua("""
+            if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+              return -1
+            end
+            local t = redis.call('TIME')
+            @NEXT_TOKEN@
+            return nextToken()
             """);
 
     /**
