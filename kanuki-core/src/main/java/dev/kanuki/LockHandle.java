@@ -19,11 +19,11 @@ public interface LockHandle extends AutoCloseable {
      * can refuse writes from a holder whose lock has since been lost ("fencing"). Shared (read)
      * holders see the token of the last exclusive holder that asked for one.
      *
-     * <p>Database servers ({@code postgresql://}, {@code mysql://}) issue the token on the first
-     * call, as a committed write that also checks the lock is still held; a lock whose holder
-     * never asks costs no write (and names whose holders do ask get it with the acquisition).
-     * There, ask while holding the lock: after {@link #close()} a token that was never asked for
-     * cannot be issued. Other backends issue it while acquiring.
+     * <p>Database servers ({@code postgresql://}, {@code mysql://}), Redis (for exclusive locks)
+     * and memcached issue the token on the first call, with a write that also checks the lock is
+     * still held; a lock whose holder never asks costs no such write (and names whose holders do
+     * ask get it with the acquisition). There, ask while holding the lock: after {@link #close()}
+     * a token that was never asked for cannot be issued. Other backends issue it while acquiring.
      *
      * @return the fencing token of this acquisition
      * @throws LockLostException when the token is issued on demand and the lock was lost

@@ -55,16 +55,15 @@ final class MemcachedByHand implements AutoCloseable {
     }
 
     /**
-     * kanuki's commands, by hand: {@code add} + {@code mg c v} + {@code ma} (the fencing counter) in
-     * one write, then {@code md C<cas>}. The same work on the server as kanuki's acquire and
-     * release, without kanuki's client and engine.
+     * kanuki's commands for a holder that asks for no fencing token, by hand: {@code add} +
+     * {@code mg c v} in one write, then {@code md C<cas>}. The same work on the server as kanuki's
+     * acquire and release, without kanuki's client and engine.
      */
-    void sameCommands(String key, String fence, byte[] value) throws IOException {
+    void sameCommands(String key, byte[] value) throws IOException {
         ByteArrayOutputStream acquire = new ByteArrayOutputStream(128 + value.length);
         acquire.writeBytes(("add " + key + " 0 31 " + value.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
         acquire.writeBytes(value);
-        acquire.writeBytes(("\r\nmg " + key + " c v\r\nma " + fence + " N86400 J1 v\r\n")
-                .getBytes(StandardCharsets.US_ASCII));
+        acquire.writeBytes(("\r\nmg " + key + " c v\r\n").getBytes(StandardCharsets.US_ASCII));
         out.write(acquire.toByteArray());
         out.flush();
         String stored = readLine();
@@ -74,8 +73,6 @@ final class MemcachedByHand implements AutoCloseable {
         String item = readLine(); // VA <len> c<cas>
         String cas = item.substring(item.indexOf(" c") + 2);
         skip(Integer.parseInt(item.substring(3, item.indexOf(' ', 3))) + 2);
-        String counter = readLine(); // VA <len>
-        skip(Integer.parseInt(counter.substring(3)) + 2);
         out.write(("md " + key + " C" + cas + "\r\n").getBytes(StandardCharsets.US_ASCII));
         out.flush();
         String deleted = readLine();

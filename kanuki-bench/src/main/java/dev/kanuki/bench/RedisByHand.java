@@ -6,7 +6,6 @@ import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
-import java.util.List;
 
 /**
  * Redis locks by hand over raw Lettuce (the client kanuki-redis uses), one synchronous
@@ -16,11 +15,11 @@ import java.util.List;
  *   <li>{@link #setNxThenDelete}: the least a Redis lock needs, {@code SET key value NX PX lease}
  *       then an {@code EVALSHA} compare-and-delete. Two round trips, no fencing token, nobody
  *       woken.</li>
- *   <li>{@link #sameScripts}: kanuki-redis's own two scripts (read from its {@code Scripts}, so
- *       they stay what kanuki sends:
- *       {@code SET NX PX} + {@code INCR} fence in one script, compare-and-delete + {@code PUBLISH}
- *       in the other). The same server work as kanuki's {@code tryAcquire()} + {@code close()},
- *       without kanuki's backend and engine, so {@code kanuki/raw = same/raw × kanuki/same}.</li>
+ *   <li>{@link #sameScripts}: kanuki-redis's own commands for a lock whose holder does not ask
+ *       for a fencing token: the bare {@code SET NX PX}, then its release script (read from its
+ *       {@code Scripts}, so it stays what kanuki sends: compare-and-delete + {@code PUBLISH}). The
+ *       same server work as kanuki's {@code tryAcquire()} + {@code close()}, without kanuki's
+ *       backend and engine, so {@code kanuki/raw = same/raw × kanuki/same}.</li>
  * </ul>
  */
 final class RedisByHand implements AutoCloseable {
@@ -51,13 +50,6 @@ final class RedisByHand implements AutoCloseable {
      */
     static final String KANUKI_RELEASE = kanukiScript("RELEASE");
 
-    /**
-     * kanuki-redis's acquire script ({@code SET NX PX} after the checks for readers and a writer's
-     * intent, then the fence). KEYS: lock, fence, shared, permits, intent. ARGV: mode, value,
-     * lease ms, permits.
-     */
-    static final String SET_NX_AND_FENCE = kanukiScript("ACQUIRE");
-
     private static final String LEASE = Long.toString(LEASE_MILLIS);
 
     private final RedisClient client;
@@ -65,7 +57,6 @@ final class RedisByHand implements AutoCloseable {
     private final RedisCommands<String, String> redis;
     private final String deleteSha;
     private final String deleteAndPublishSha;
-    private final String acquireSha;
     private final String kanukiReleaseSha;
     private final SetArgs setNx;
 
@@ -87,7 +78,6 @@ final class RedisByHand implements AutoCloseable {
         redis = connection.sync();
         deleteSha = redis.scriptLoad(DELETE_IF_MINE);
         deleteAndPublishSha = redis.scriptLoad(DELETE_IF_MINE_AND_PUBLISH);
-        acquireSha = redis.scriptLoad(SET_NX_AND_FENCE);
         kanukiReleaseSha = redis.scriptLoad(KANUKI_RELEASE);
     }
 
@@ -147,17 +137,14 @@ final class RedisByHand implements AutoCloseable {
     }
 
     /**
-     * kanuki's two scripts by hand: acquire with a fencing token, then compare-and-delete and
-     * publish.
+     * kanuki's commands by hand for a holder that does not ask for a token: the bare
+     * {@code SET NX PX}, then kanuki's release script (compare-and-delete and publish).
      *
-     * @return the fencing token
      * @throws IllegalStateException when the lock was taken
      */
-    long sameScripts(String tag, String value) {
+    void sameScripts(String tag, String value) {
         String key = tag + ":lock";
-        String[] keys = {key, tag + ":fence", tag + ":shared", tag + ":permits", tag + ":intent"};
-        List<Object> taken = redis.evalsha(acquireSha, ScriptOutputType.MULTI, keys, "x", value, LEASE, "0");
-        if (((Number) taken.get(0)).longValue() != 1) {
+        if (!setNx(key, value)) {
             throw new IllegalStateException(key + " is taken");
         }
         Long deleted = redis.evalsha(kanukiReleaseSha, ScriptOutputType.INTEGER, new String[] {key}, "x", value,
@@ -165,7 +152,6 @@ final class RedisByHand implements AutoCloseable {
         if (deleted == null || deleted != 1) {
             throw new IllegalStateException("kanuki's release of " + key + " found another value");
         }
-        return ((Number) taken.get(1)).longValue();
     }
 
     /** A script of kanuki-redis's package-private {@code Scripts}, as kanuki sends it. */

@@ -11,9 +11,9 @@ public interface Grant {
 
     /**
      * The fencing token of this acquisition. Most backends issue it while acquiring; a backend
-     * whose tokens cost a durable write of their own (the database servers) issues it on the
-     * first call instead, checking in the same step that the lock is still held, and returns the
-     * same number afterwards.
+     * whose tokens cost a write of their own that the bare acquisition does not need (the
+     * database servers, Redis, memcached) may issue it on the first call instead, checking in the
+     * same step that the lock is still held, and returns the same number afterwards.
      *
      * @return the fencing token issued for this acquisition
      * @throws dev.kanuki.LockLostException when a token issued on demand finds the lock lost

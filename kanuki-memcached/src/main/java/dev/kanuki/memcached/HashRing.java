@@ -20,6 +20,8 @@ final class HashRing<T> {
     static final int POINTS = 160;
 
     private final TreeMap<Long, T> ring = new TreeMap<>();
+    /** The server when there is only one: no lookup per call. */
+    private final T only;
 
     /**
      * @param servers each server by its {@code host:port}
@@ -33,6 +35,7 @@ final class HashRing<T> {
                 ring.putIfAbsent(position(SafeNames.hash(name + "#" + i)), server);
             }
         });
+        only = servers.size() == 1 ? servers.values().iterator().next() : null;
     }
 
     /**
@@ -40,6 +43,9 @@ final class HashRing<T> {
      * @return the server the name lives on
      */
     T serverFor(String digest) {
+        if (only != null) {
+            return only;
+        }
         Map.Entry<Long, T> e = ring.ceilingEntry(position(digest));
         return e != null ? e.getValue() : ring.firstEntry().getValue();
     }

@@ -2,6 +2,7 @@ package dev.kanuki.memcached;
 
 import dev.kanuki.Capabilities;
 import dev.kanuki.LeaseKind;
+import dev.kanuki.LockLostException;
 import dev.kanuki.LockStatus;
 import dev.kanuki.OwnerInfo;
 import dev.kanuki.spi.Grant;
@@ -31,10 +32,15 @@ import org.slf4j.LoggerFactory;
  * is the owner record; a name lives on the server the hash ring picks.
  *
  * <ul>
- *   <li>acquire, one round trip of three pipelined commands: {@code add LOCK 0 <ttl>} (stores only
- *       when absent), {@code mg LOCK c v} (the item's CAS, and its value to prove it is ours) and
+ *   <li>acquire, one round trip of two pipelined commands: {@code add LOCK 0 <ttl>} (stores only
+ *       when absent) and {@code mg LOCK c v} (the item's CAS, and its value to prove it is
+ *       ours);</li>
+ *   <li>fencing token, on demand (the first {@link Grant#fencingToken()}), one round trip:
  *       {@code ma FENCE N86400 J<clock µs> v} (the fencing counter, created at the clock when
- *       missing);</li>
+ *       missing), then {@code mg LOCK c}: the token counts only when our item is still there
+ *       after the increment. Once a holder of a name asked, later acquisitions of that name here
+ *       append the {@code ma} to the acquisition's round trip instead, until a holder releases
+ *       without asking;</li>
  *   <li>renew: {@code mg LOCK T<ttl> c} (touch, then compare the CAS);</li>
  *   <li>release: {@code md LOCK C<cas>} (compare-and-delete); verify: {@code mg LOCK c};</li>
  *   <li>status: {@code mg LOCK v t} and {@code mg FENCE v}; list: {@code lru_crawler metadump hash};
@@ -70,6 +76,8 @@ final class MemcachedLockBackend implements LockBackend {
     private final Set<LockRequest> uncertain = ConcurrentHashMap.newKeySet();
     private static final int KEYS_REMEMBERED = 4096;
     private final Map<String, MemcachedKeys> keysByName = new ConcurrentHashMap<>();
+    /** Names whose last holder here asked for a fencing token: their acquisitions take it at once. A hint. */
+    private final Set<String> fenced = ConcurrentHashMap.newKeySet();
     private final ExecutorService cleanup = new ThreadPoolExecutor(0, 1, 10, TimeUnit.SECONDS,
             new LinkedBlockingQueue<>(), r -> {
                 Thread t = new Thread(r, "kanuki-memcached-cleanup");
@@ -144,25 +152,23 @@ final class MemcachedLockBackend implements LockBackend {
         byte[] value = OwnerRecord.encode(request.owner(), request.name());
         long ttl = ttlSeconds(request.lease());
         MemcachedNode node = nodeFor(keys);
+        boolean fence = fenced.contains(request.name());
         MemcachedNode.Exchange x;
         try {
-            // The increment is pipelined with the add, so that an acquisition is one round trip, and
-            // it runs whether or not the add stored. That is safe: a failed attempt only skips a
-            // number, and tokens need to increase, not to be consecutive. The holder's increment
-            // runs after its add and is answered before it can release; the next holder's add can
-            // only succeed after that release, and its increment comes later still: tokens rise
-            // from holder to holder. (A lock broken by force within the microseconds between a
-            // holder's add and its increment could see the next holder's token below the broken
-            // one's; the broken holder loses its lock at its next renewal either way.) When the
-            // counter is missing (first use, a restart, an eviction, a deletion, or a day after it
-            // was created: its expiry bounds the memory of names no longer used) it starts at this
-            // server's clock in microseconds (ServerFacts), above every token issued before as
-            // long as the name saw fewer than one attempt per microsecond and the clocks did not
-            // go back.
-            x = node.call(facts -> List.of(
-                    MetaRequest.add(keys.lock(), value, ttl),
-                    MetaRequest.of("mg " + keys.lock() + " c v"),
-                    MetaRequest.of("ma " + keys.fence() + " N" + FENCE_TTL_SECONDS + " J" + facts.clockMicros() + " v")));
+            // Without a token asked for by this name's holders, the add and the read of our item are
+            // all. With one, the increment is pipelined with the add, so that an acquisition is one
+            // round trip, and it runs whether or not the add stored. That is safe: a failed attempt
+            // only skips a number, and tokens need to increase, not to be consecutive. The holder's
+            // increment runs after its add and is answered before it can release; the next holder's
+            // add can only succeed after that release, and its increment (with the acquisition or on
+            // demand) comes later still: tokens rise from holder to holder. (A lock broken by force
+            // within the microseconds between a holder's add and its increment could see the next
+            // holder's token below the broken one's; the broken holder loses its lock at its next
+            // renewal either way.) A missing counter starts at the clock: see increment().
+            x = node.call(facts -> fence
+                    ? List.of(MetaRequest.add(keys.lock(), value, ttl), MetaRequest.of("mg " + keys.lock() + " c v"),
+                            increment(keys, facts))
+                    : List.of(MetaRequest.add(keys.lock(), value, ttl), MetaRequest.of("mg " + keys.lock() + " c v")));
         } catch (RuntimeException e) {
             uncertain.add(request);
             throw e;
@@ -179,13 +185,64 @@ final class MemcachedLockBackend implements LockBackend {
         if (!item.is("VA") || !Arrays.equals(item.value(), value) || cas.isEmpty()) {
             return Optional.empty();
         }
-        MemcachedGrant grant = new MemcachedGrant(node, keys, x.facts(), cas.getAsLong(), tokenOf(x.get(2)));
-        if (grant.token < 0) {
+        long token = fence ? tokenOf(x.get(2)) : 0;
+        MemcachedGrant grant = new MemcachedGrant(node, keys, request.name(), x.facts(), cas.getAsLong(), fence, token);
+        if (token < 0) {
             release(grant); // a lock without a token must not be handed out
             throw node.unexpected(x.get(2), "ma " + keys.fence() + " (fencing counter)");
         }
         uncertain.remove(request);
         return Optional.of(grant);
+    }
+
+    /**
+     * The fencing counter's increment; when the counter is missing (first use, a restart, an
+     * eviction, a deletion, or a day after it was created: its expiry bounds the memory of names
+     * no longer used) it starts at this server's clock in microseconds ({@link ServerFacts}),
+     * above every token issued before as long as the name saw fewer than one token per
+     * microsecond and the clocks did not go back.
+     */
+    private static MetaRequest increment(MemcachedKeys keys, ServerFacts facts) {
+        return MetaRequest.of("ma " + keys.fence() + " N" + FENCE_TTL_SECONDS + " J" + facts.clockMicros() + " v");
+    }
+
+    /**
+     * A token on demand: the increment, then a read of our item's CAS, in one round trip on the
+     * server process that granted the lock. The number counts only when our item is still there
+     * after the increment: then every later holder's add, and so its increment, comes after ours.
+     * A number taken for a lost lock is skipped, which is harmless: tokens must rise, not be
+     * consecutive.
+     */
+    private long issueToken(MemcachedGrant g) {
+        MemcachedNode.Exchange x = g.node.call(facts -> facts.sameIncarnation(g.facts)
+                ? List.of(increment(g.keys, facts), MetaRequest.of("mg " + g.keys.lock() + " c"))
+                : List.of());
+        if (x.replies().isEmpty()) {
+            throw new LockLostException(g.name, "memcached at " + g.node + " restarted: its items, this lock's too,"
+                    + " are gone; no fencing token was issued", null);
+        }
+        long token = tokenOf(x.get(0));
+        if (token < 0) {
+            throw g.node.unexpected(x.get(0), "ma " + g.keys.fence() + " (fencing counter)");
+        }
+        if (!isOurs(g, new MemcachedNode.Exchange(List.of(x.get(1)), x.facts()), "fencing token")) {
+            throw new LockLostException(g.name, "the lock's item is gone or another holder's (its lease ran out,"
+                    + " it was evicted or broken); no fencing token was issued", null);
+        }
+        fenced(g.name, true); // its holders use fencing: issue with the acquisition from now on
+        return token;
+    }
+
+    /** Remembers whether the name's holders ask for tokens (true: issue them with the acquisition). */
+    private void fenced(String name, boolean asked) {
+        if (!asked) {
+            fenced.remove(name);
+            return;
+        }
+        if (fenced.size() >= KEYS_REMEMBERED) {
+            fenced.clear();
+        }
+        fenced.add(name);
     }
 
     private static long tokenOf(MetaReply fence) {
@@ -248,10 +305,15 @@ final class MemcachedLockBackend implements LockBackend {
     @Override
     public void release(Grant grant) {
         MemcachedGrant g = (MemcachedGrant) grant;
-        if (g.released) {
-            return;
+        synchronized (g) {
+            if (g.released) {
+                return;
+            }
+            g.released = true;
         }
-        g.released = true;
+        if (g.issuedEagerly && !g.tokenAsked) {
+            fenced(g.name, false); // this holder did not use it: back to tokens on demand
+        }
         try {
             MemcachedNode.Exchange x = g.node.call(facts -> facts.sameIncarnation(g.facts)
                     ? List.of(MetaRequest.of("md " + g.keys.lock() + " C" + g.cas))
@@ -369,31 +431,57 @@ final class MemcachedLockBackend implements LockBackend {
         nodes.forEach(MemcachedNode::close);
     }
 
-    /** One acquisition: where, the server process that granted it, the item's CAS, the token. */
-    private static final class MemcachedGrant implements Grant {
+    /**
+     * One acquisition: where, the server process that granted it, the item's CAS, the token. A
+     * grant taken without the token issues it on the first {@link #fencingToken()}, under the
+     * grant's monitor, which release also takes: a token is never issued once the release began.
+     */
+    private final class MemcachedGrant implements Grant {
         final MemcachedNode node;
         final MemcachedKeys keys;
+        final String name;
         final ServerFacts facts;
         final long cas;
-        final long token;
+        /** Whether the token came with the acquisition because holders of this name ask for one. */
+        final boolean issuedEagerly;
+        /** Written once, before {@link #tokenIssued}; read without the monitor by {@link #issuedToken()}. */
+        private volatile long token;
+        private volatile boolean tokenIssued;
+        boolean tokenAsked;
         volatile boolean released;
 
-        MemcachedGrant(MemcachedNode node, MemcachedKeys keys, ServerFacts facts, long cas, long token) {
+        MemcachedGrant(MemcachedNode node, MemcachedKeys keys, String name, ServerFacts facts, long cas,
+                boolean issuedEagerly, long token) {
             this.node = node;
             this.keys = keys;
+            this.name = name;
             this.facts = facts;
             this.cas = cas;
+            this.issuedEagerly = issuedEagerly;
             this.token = token;
+            this.tokenIssued = issuedEagerly;
         }
 
         @Override
-        public long fencingToken() {
+        public synchronized long fencingToken() {
+            tokenAsked = true;
+            if (tokenIssued) {
+                return token;
+            }
+            if (released) {
+                throw new IllegalStateException("lock '" + dev.kanuki.spi.SafeNames.printable(name)
+                        + "' was released before its fencing token was asked for; on memcached tokens are issued"
+                        + " on demand: call fencingToken() while holding the lock");
+            }
+            token = issueToken(this);
+            tokenIssued = true;
             return token;
         }
 
+        /** Never asks the server: a {@link #fencingToken()} may be on the network. */
         @Override
         public OptionalLong issuedToken() {
-            return OptionalLong.of(token);
+            return tokenIssued ? OptionalLong.of(token) : OptionalLong.empty();
         }
     }
 }

@@ -56,11 +56,12 @@ class MemcachedFailureTest {
              // another scope (a host name instead of the address): no shared queue in this JVM
              LockProvider otherSide = LockProvider.open("memcached://localhost:" + own.port())) {
             LockHandle old = holderSide.lock("reborn").acquire(Duration.ofSeconds(5));
+            long oldToken = old.fencingToken(); // asked while held: tokens are issued on demand
             own.stop();
             own.restart();
             LockHandle next = await().atMost(BOUND).ignoreExceptionsInstanceOf(LockException.class)
                     .until(() -> otherSide.lock("reborn").tryAcquire().orElse(null), h -> h != null);
-            assertTrue(next.fencingToken() > old.fencingToken());
+            assertTrue(next.fencingToken() > oldToken);
             old.lost().get(BOUND.toSeconds(), TimeUnit.SECONDS);
             assertThrows(LockLostException.class, old::verify);
             old.close();

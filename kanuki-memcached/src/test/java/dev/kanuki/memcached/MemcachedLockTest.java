@@ -3,10 +3,12 @@ package dev.kanuki.memcached;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kanuki.LockException;
 import dev.kanuki.LockHandle;
+import dev.kanuki.LockLostException;
 import dev.kanuki.LockProvider;
 import dev.kanuki.LockStatus;
 import dev.kanuki.contract.HolderProcess;
@@ -52,9 +54,97 @@ class MemcachedLockTest {
             locks.lock("warm-up").tryAcquire().orElseThrow().close(); // connects
             long before = node.roundTrips();
             LockHandle h = locks.lock("one-trip").tryAcquire().orElseThrow();
-            assertEquals(1, node.roundTrips() - before, "add, CAS read and fencing increment: one write, one wait");
+            assertEquals(1, node.roundTrips() - before, "add and CAS read: one write, one wait");
             h.close();
             assertEquals(2, node.roundTrips() - before, "a release is one compare-and-delete");
+            assertEquals("EN", admin.ask("mg " + MemcachedKeys.of("one-trip").fence() + " v").code(),
+                    "no token asked for, no counter touched");
+        }
+    }
+
+    @Test
+    void aTokenAskedForIsIssuedInOneRoundTripThenWithTheAcquisition() {
+        MemcachedNode node = new MemcachedNode(server.host(), server.port(), Duration.ofSeconds(5));
+        try (LockProvider locks = BackendProviders.open(server.kanukiUri(),
+                new MemcachedLockBackend(List.of(node), Duration.ofSeconds(5)))) {
+            long first;
+            try (LockHandle h = locks.lock("adaptive").tryAcquire().orElseThrow()) {
+                long before = node.roundTrips();
+                first = h.fencingToken();
+                assertEquals(first, h.fencingToken(), "the same number on every call");
+                assertEquals(1, node.roundTrips() - before, "increment and check: one round trip, once");
+                assertEquals(first, locks.status("adaptive").lastFencingToken());
+            }
+            long before = node.roundTrips();
+            long second;
+            try (LockHandle h = locks.lock("adaptive").tryAcquire().orElseThrow()) {
+                second = h.fencingToken();
+                assertEquals(1, node.roundTrips() - before, "its holders ask: the token came with the acquisition");
+            }
+            assertTrue(second > first, second + " > " + first);
+            locks.lock("adaptive").tryAcquire().orElseThrow().close(); // took a token, did not ask for it
+            String counter = admin.ask("mg " + MemcachedKeys.of("adaptive").fence() + " v").text().trim();
+            before = node.roundTrips();
+            LockHandle bare = locks.lock("adaptive").tryAcquire().orElseThrow();
+            assertEquals(counter, admin.ask("mg " + MemcachedKeys.of("adaptive").fence() + " v").text().trim(),
+                    "a holder that did not ask sends the name back to tokens on demand");
+            assertTrue(bare.fencingToken() > second, "tokens still rise");
+            bare.close();
+        }
+    }
+
+    @Test
+    void aTokenAskedForAfterTheLockWasTakenAwayIsRefused() {
+        try (LockProvider locks = LockProvider.open(server.kanukiUri());
+             LockProvider other = LockProvider.open(server.kanukiUri().replace("127.0.0.1", "localhost"))) {
+            LockHandle h = locks.lock("taken-away").tryAcquire().orElseThrow();
+            admin.ask("md " + MemcachedKeys.of("taken-away").lock()); // broken, evicted, or its lease ran out
+            LockHandle thief = other.lock("taken-away").tryAcquire().orElseThrow();
+            assertThrows(LockLostException.class, h::fencingToken);
+            long thiefs = thief.fencingToken();
+            assertEquals(thiefs, locks.status("taken-away").lastFencingToken());
+            thief.close();
+            h.close();
+        }
+    }
+
+    @Test
+    void aTokenFirstAskedForAfterCloseIsRefused() {
+        try (LockProvider locks = LockProvider.open(server.kanukiUri())) {
+            LockHandle h = locks.lock("closed-first").tryAcquire().orElseThrow();
+            h.close();
+            assertThrows(IllegalStateException.class, h::fencingToken);
+            LockHandle asked = locks.lock("closed-first").tryAcquire().orElseThrow();
+            long token = asked.fencingToken();
+            asked.close();
+            assertEquals(token, asked.fencingToken(), "a token asked for while held stays readable after close");
+        }
+    }
+
+    @Test
+    void aTokenAskedForAfterARestartIsRefusedAndTokensOnDemandStillRise() {
+        try (MemcachedServer own = MemcachedServer.start(); LockProvider locks = LockProvider.open(own.kanukiUri())) {
+            long before = 0;
+            for (int i = 0; i < 20; i++) {
+                try (LockHandle h = locks.lock("on-demand").tryAcquire().orElseThrow()) {
+                    before = h.fencingToken();
+                }
+                locks.lock("on-demand").tryAcquire().orElseThrow().close(); // back to on demand
+            }
+            LockHandle held = locks.lock("on-demand").tryAcquire().orElseThrow();
+            own.stop();
+            own.restart();
+            assertThrows(LockException.class, held::fencingToken, "the restarted server has no lock of ours");
+            held.close();
+            java.util.concurrent.atomic.AtomicReference<LockHandle> after = new java.util.concurrent.atomic.AtomicReference<>();
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LockException.class).until(() -> {
+                after.set(locks.lock("on-demand").tryAcquire().orElse(null));
+                return after.get() != null;
+            });
+            try (LockHandle h = after.get()) {
+                assertTrue(h.fencingToken() > before, "token on demand after the restart " + h.fencingToken()
+                        + " > " + before);
+            }
         }
     }
 
@@ -108,6 +198,7 @@ class MemcachedLockTest {
         try (LockProvider locks = LockProvider.open(server.kanukiUri())) {
             for (String name : names) {
                 try (LockHandle h = locks.lock(name).tryAcquire().orElseThrow()) {
+                    h.fencingToken(); // issued on demand: status shows the last token issued
                     assertTrue(locks.lock(name).tryAcquire().isEmpty(), name);
                     LockStatus status = locks.status(name);
                     assertEquals(LockStatus.State.HELD, status.state(), name);

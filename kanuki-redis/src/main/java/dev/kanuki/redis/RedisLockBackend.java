@@ -3,6 +3,7 @@ package dev.kanuki.redis;
 import dev.kanuki.Capabilities;
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockBackendException;
+import dev.kanuki.LockLostException;
 import dev.kanuki.LockStatus;
 import dev.kanuki.OwnerInfo;
 import dev.kanuki.spi.ChangeSubscription;
@@ -17,6 +18,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.StringCodec;
@@ -64,6 +66,8 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     private final RedisCommands<String, String> redis;
     private final String scope;
     private final Script acquire;
+    private final Script token;
+    private final Script setWithToken;
     private final Script release;
     private final Script renew;
     private final Script verifyMember;
@@ -74,6 +78,17 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     private final Object pubSubLock = new Object();
     private final Map<String, List<Runnable>> listeners = new ConcurrentHashMap<>();
     private StatefulRedisPubSubConnection<String, String> pubSub;
+    /** How many names each memory below keeps before it starts again: they are hints only. */
+    static final int NAMES_REMEMBERED = 4096;
+    /** How long a name counts as contended after an attempt found it held. */
+    static final long CONTENDED_MEMORY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+    /** The keys of the names in use: the SHA-256 and the seven strings behind them are per-call work otherwise. */
+    private final Map<String, RedisKeys> keysByName = new ConcurrentHashMap<>();
+    /** Names whose last holder here asked for a fencing token: their acquisitions take it at once. */
+    private final Set<String> fenced = ConcurrentHashMap.newKeySet();
+    /** Names found held recently, by when: their attempts go straight to the script. */
+    private final Map<String, Long> contendedAt = new ConcurrentHashMap<>();
+    private final SetArgs setNxArgsDefault = SetArgs.Builder.nx().px(30_000);
 
     RedisLockBackend(RedisURI uri, String scope, Duration timeout, java.io.File trusted) {
         this.scope = scope;
@@ -98,6 +113,8 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         }
         this.redis = connection.sync();
         this.acquire = new Script(Scripts.ACQUIRE);
+        this.token = new Script(Scripts.TOKEN);
+        this.setWithToken = new Script(Scripts.SET_WITH_TOKEN);
         this.release = new Script(Scripts.RELEASE);
         this.renew = new Script(Scripts.RENEW);
         this.verifyMember = new Script(Scripts.VERIFY_MEMBER);
@@ -117,15 +134,35 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
 
     @Override
     public Optional<Grant> tryAcquire(LockRequest request) {
-        RedisKeys keys = RedisKeys.of(request.name());
+        RedisKeys keys = keysOf(request.name());
         String value = encode(request.owner(), request.name());
+        long lease = Math.max(1, request.lease().toMillis());
+        boolean fence = request.mode() != LockMode.EXCLUSIVE || fenced.contains(request.name());
+        if (request.mode() == LockMode.EXCLUSIVE && !isContended(request.name()) && !intents.contains(request)) {
+            // SET NX PX, bare or with the token: fails while anyone holds the name, readers included
+            // (their mark)
+            if (fence) {
+                Long n = setWithToken.run(ScriptOutputType.INTEGER, new String[] {keys.lock(), keys.fence()}, value,
+                        Long.toString(lease));
+                if (n != null && n >= 0) {
+                    return Optional.of(new RedisGrant(keys, LockMode.EXCLUSIVE, value, request.name(), true, n));
+                }
+            } else if ("OK".equals(call(() -> redis.set(keys.lock(), value, setNxArgs(lease))))) {
+                return Optional.of(new RedisGrant(keys, LockMode.EXCLUSIVE, value, request.name(), false, 0));
+            }
+            contended(request.name());
+            // held: the script tells how long the lease runs, leaves a writer's intent where readers
+            // are in, and takes the lock if it was freed in between
+        }
         List<Object> result = acquire.run(ScriptOutputType.MULTI, keys.forAcquire(), code(request.mode()), value,
-                Long.toString(Math.max(1, request.lease().toMillis())), Integer.toString(request.permits()));
+                Long.toString(lease), Integer.toString(request.permits()), fence ? "1" : "0");
         long answer = ((Number) result.get(1)).longValue();
         if (((Number) result.get(0)).longValue() == 1) {
             intents.remove(request);
-            return Optional.of(new RedisGrant(keys, request.mode(), value, answer));
+            contendedAt.remove(request.name());
+            return Optional.of(new RedisGrant(keys, request.mode(), value, request.name(), fence, answer));
         }
+        contended(request.name());
         if (result.size() > 2) {
             intents.add(request); // it left an intent key: drop it if it gives up
         }
@@ -134,10 +171,62 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         return Optional.empty();
     }
 
+    private SetArgs setNxArgs(long leaseMillis) {
+        return leaseMillis == 30_000 ? setNxArgsDefault : SetArgs.Builder.nx().px(leaseMillis);
+    }
+
+    /** @return the name's keys, remembered for the names in use (forgotten all at once past a bound) */
+    private RedisKeys keysOf(String name) {
+        RedisKeys keys = keysByName.get(name);
+        if (keys == null) {
+            if (keysByName.size() >= NAMES_REMEMBERED) {
+                keysByName.clear();
+            }
+            keys = RedisKeys.of(name);
+            keysByName.put(name, keys);
+        }
+        return keys;
+    }
+
+    private boolean isContended(String name) {
+        Long at = contendedAt.get(name);
+        return at != null && System.nanoTime() - at <= CONTENDED_MEMORY_NANOS;
+    }
+
+    private void contended(String name) {
+        if (contendedAt.size() >= NAMES_REMEMBERED) {
+            contendedAt.clear();
+        }
+        contendedAt.put(name, System.nanoTime());
+    }
+
+    /** Remembers whether the name's holders ask for tokens (true: issue them with the acquisition). */
+    private void fenced(String name, boolean asked) {
+        if (!asked) {
+            fenced.remove(name);
+            return;
+        }
+        if (fenced.size() >= NAMES_REMEMBERED) {
+            fenced.clear();
+        }
+        fenced.add(name);
+    }
+
+    /** The token of an exclusive grant acquired without one: see {@link RedisGrant#fencingToken()}. */
+    private long issueToken(RedisGrant g) {
+        Long n = token.run(ScriptOutputType.INTEGER, new String[] {g.keys.lock(), g.keys.fence()}, g.value);
+        if (n == null || n < 0) {
+            throw new LockLostException(g.name, "the lock's key no longer holds this holder's record (its lease ran"
+                    + " out, or it was broken); no fencing token was issued", null);
+        }
+        fenced(g.name, true); // its holders use fencing: issue with the acquisition from now on
+        return n;
+    }
+
     @Override
     public void abandon(LockRequest request) {
         if (intents.remove(request)) {
-            RedisKeys keys = RedisKeys.of(request.name());
+            RedisKeys keys = keysOf(request.name());
             try {
                 dropIntent.run(ScriptOutputType.INTEGER, new String[] {keys.intent()},
                         encode(request.owner(), request.name()), keys.channel());
@@ -150,8 +239,17 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     @Override
     public void release(Grant grant) {
         RedisGrant g = (RedisGrant) grant;
+        synchronized (g) {
+            if (g.released) {
+                return;
+            }
+            g.released = true;
+        }
+        if (g.mode == LockMode.EXCLUSIVE && g.issuedEagerly && !g.tokenAsked) {
+            fenced(g.name, false); // this holder did not use it: back to tokens on demand
+        }
         try {
-            release.run(ScriptOutputType.INTEGER, new String[] {g.key()}, code(g.mode), g.value,
+            release.run(ScriptOutputType.INTEGER, g.scriptKeys(), code(g.mode), g.value,
                     g.keys.channel(g.mode));
         } catch (LockBackendException e) {
             // the key expires with its lease; waiters retry on their timer
@@ -162,7 +260,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     @Override
     public boolean renew(Grant grant, Duration lease) {
         RedisGrant g = (RedisGrant) grant;
-        Long renewed = renew.run(ScriptOutputType.INTEGER, new String[] {g.key()}, code(g.mode), g.value,
+        Long renewed = renew.run(ScriptOutputType.INTEGER, g.scriptKeys(), code(g.mode), g.value,
                 Long.toString(Math.max(1, lease.toMillis())));
         return renewed != null && renewed == 1;
     }
@@ -173,7 +271,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         if (g.mode == LockMode.EXCLUSIVE) {
             return g.value.equals(call(() -> redis.get(g.keys.lock())));
         }
-        Long held = verifyMember.run(ScriptOutputType.INTEGER, new String[] {g.key()}, g.value);
+        Long held = verifyMember.run(ScriptOutputType.INTEGER, new String[] {g.keys.holderKey(g.mode)}, g.value);
         return held != null && held == 1;
     }
 
@@ -187,7 +285,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
 
     @Override
     public ChangeSubscription watchChanges(LockRequest request, Runnable onChange) {
-        String channel = RedisKeys.of(request.name()).channel(request.mode());
+        String channel = keysOf(request.name()).channel(request.mode());
         synchronized (pubSubLock) {
             if (pubSub == null) {
                 pubSub = call(client::connectPubSub);
@@ -239,7 +337,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
      */
     @Override
     public LockStatus status(String name) {
-        RedisKeys keys = RedisKeys.of(name);
+        RedisKeys keys = keysOf(name);
         List<Object> r = statusScript.run(ScriptOutputType.MULTI, new String[] {keys.lock(), keys.fence(), keys.shared()});
         long token = r.get(5) == null ? -1 : Long.parseLong((String) r.get(5));
         if (r.get(0) != null) {
@@ -295,7 +393,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
                     + before.owner().map(OwnerInfo::describe).orElse("an unknown owner")
                     + " whose lease is running; it is freed when the lease runs out, or break it with force");
         }
-        RedisKeys keys = RedisKeys.of(name);
+        RedisKeys keys = keysOf(name);
         call(() -> {
             redis.del(keys.lock(), keys.shared(), keys.intent());
             redis.publish(keys.channel(), "1");
@@ -389,20 +487,61 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         }
     }
 
-    /** One acquisition: the keys, the mode, the exact value we stored, the fencing token. */
-    private record RedisGrant(RedisKeys keys, LockMode mode, String value, long token) implements Grant {
-        String key() {
-            return keys.holderKey(mode);
+    /**
+     * One acquisition: the keys, the mode, the exact value we stored, the fencing token. An
+     * exclusive grant taken by the bare {@code SET} has no token yet: the first
+     * {@link #fencingToken()} issues it, under the grant's monitor, which release also takes, so
+     * a token is never issued once the release has begun.
+     */
+    private final class RedisGrant implements Grant {
+        final RedisKeys keys;
+        final LockMode mode;
+        final String value;
+        final String name;
+        /** Whether the token came with the acquisition because holders of this name ask for one. */
+        final boolean issuedEagerly;
+        /** Written once, before {@link #tokenIssued}; read without the monitor by {@link #issuedToken()}. */
+        private volatile long token;
+        private volatile boolean tokenIssued;
+        boolean tokenAsked;
+        boolean released;
+
+        RedisGrant(RedisKeys keys, LockMode mode, String value, String name, boolean issuedEagerly, long token) {
+            this.keys = keys;
+            this.mode = mode;
+            this.value = value;
+            this.name = name;
+            this.issuedEagerly = issuedEagerly;
+            this.token = token;
+            this.tokenIssued = issuedEagerly;
+        }
+
+        /** @return the keys the release and renew scripts take: the grant's key, and for a reader the lock key */
+        String[] scriptKeys() {
+            return mode == LockMode.SHARED ? new String[] {keys.shared(), keys.lock()}
+                    : new String[] {keys.holderKey(mode)};
         }
 
         @Override
-        public long fencingToken() {
+        public synchronized long fencingToken() {
+            tokenAsked = true;
+            if (tokenIssued) {
+                return token;
+            }
+            if (released) {
+                throw new IllegalStateException("lock '" + dev.kanuki.spi.SafeNames.printable(name)
+                        + "' was released before its fencing token was asked for; on Redis an exclusive lock's"
+                        + " token is issued on demand: call fencingToken() while holding the lock");
+            }
+            token = issueToken(this);
+            tokenIssued = true;
             return token;
         }
 
+        /** Never asks the server: a {@link #fencingToken()} may be on the network. */
         @Override
         public OptionalLong issuedToken() {
-            return OptionalLong.of(token);
+            return tokenIssued ? OptionalLong.of(token) : OptionalLong.empty();
         }
     }
 }

@@ -12,43 +12,69 @@ final class Scripts {
     private Scripts() {
     }
 
+    /** A script with the shared pieces put in: {@code @READERS@} and {@code @NEXT_TOKEN@}. */
+    private static String lua(String script) {
+        return script.replace("@READERS@", READERS).replace("@NEXT_TOKEN@", NEXT_TOKEN);
+    }
+
     /**
-     * KEYS: lock, fence, shared, permits, intent. ARGV: mode ({@code x} exclusive, {@code s}
-     * shared, {@code p} permit), value, lease ms, permits. Returns {1, token} when taken, or
-     * {0, ms} when not: how long until the lock can become free without a release (the holder's
-     * remaining lease; -1 when the key has no expiry), with a third element 1 when the request
-     * left an intent key.
-     *
-     * <p>An exclusive request that finds readers leaves an intent key (its value, for its lease):
-     * new readers stay out while it exists, so a writer is not starved by a stream of readers in
-     * other processes. The writer removes it when it gets in; {@code DROP_INTENT} when it gives up.
-     *
-     * <p>The fence counter never falls below the server's clock in microseconds ({@code TIME}):
-     * a token is the larger of the counter plus one and the clock. So tokens keep rising where the
-     * counter itself goes back: a restart of a Redis that kept nothing, an eviction, or a failover
-     * to a replica that had not yet received the last increments, as long as the name got fewer
-     * than one acquisition per microsecond and the (new) server's clock is not behind the time the
-     * last token was issued. Every acquisition of the name, in any mode, takes the next token.
+     * The value of the lock key while readers hold the name: no owner record (those have five
+     * tab-separated fields), so {@code status} and {@code list} never show it as an exclusive
+     * holder. It keeps the lock key present as long as any reader's lease runs, which is what lets
+     * an exclusive acquisition be a bare {@code SET NX PX}: that fails while readers are in.
      */
-    static final String ACQUIRE = """
-            local mode, value, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
-            local t = redis.call('TIME')
-            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-            local function granted()
+    static final String READERS = "kanuki:readers";
+
+    /**
+     * Takes the name's next fencing token; expects {@code t}, the server's {@code TIME}, and
+     * KEYS[2], the fence counter. The counter never falls below the server's clock in
+     * microseconds: a token is the larger of the counter plus one and the clock. So tokens keep
+     * rising where the counter itself goes back: a restart of a Redis that kept nothing, an
+     * eviction, or a failover to a replica that had not yet received the last increments, as long
+     * as the name got fewer than one token per microsecond and the (new) server's clock is not
+     * behind the time the last token was issued.
+     */
+    private static final String NEXT_TOKEN = """
+            local function nextToken()
               local n = redis.call('INCR', KEYS[2])
               local floor = tonumber(t[1]) * 1000000 + tonumber(t[2])
               if n < floor then
                 n = floor
                 redis.call('SET', KEYS[2], string.format('%d', n))
               end
-              return {1, n}
+              return n
             end
+            """;
+
+    /**
+     * KEYS: lock, fence, shared, permits, intent. ARGV: mode ({@code x} exclusive, {@code s}
+     * shared, {@code p} permit), value, lease ms, permits, and for {@code x} whether to take a
+     * fencing token ({@code 1}) or leave it to be issued on demand ({@code 0}; shared and permit
+     * acquisitions always take one). Returns {1, token} when taken (token 0 when not taken), or
+     * {0, ms} when not: how long until the lock can become free without a release (the holder's
+     * remaining lease; -1 when the key has no expiry), with a third element 1 when the request
+     * left an intent key.
+     *
+     * <p>An uncontended exclusive acquisition is a bare {@code SET NX PX} instead, or
+     * {@link #SET_WITH_TOKEN} for a name whose holders ask for tokens ({@link RedisLockBackend});
+     * this script is the path of a contended name and of a writer that left an intent.
+     *
+     * <p>An exclusive request that finds readers leaves an intent key (its value, for its lease):
+     * new readers stay out while it exists, so a writer is not starved by a stream of readers in
+     * other processes. The writer removes it when it gets in; {@code DROP_INTENT} when it gives up.
+     * Readers keep the lock key at {@link #READERS} for as long as the longest reader lease runs.
+     */
+    static final String ACQUIRE = lua("""
+            local mode, value, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
+            local t = redis.call('TIME')
+            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            @NEXT_TOKEN@
             local function join(set)
               redis.call('ZADD', set, now + lease, value)
               if redis.call('PTTL', set) < lease then
                 redis.call('PEXPIRE', set, lease)
               end
-              return granted()
+              return {1, nextToken()}
             end
             local function firstLeft(set, index)
               local m = redis.call('ZRANGE', set, index, index, 'WITHSCORES')
@@ -61,15 +87,18 @@ final class Scripts {
               end
               return {0, firstLeft(KEYS[4], 0)}
             end
-            local held = redis.call('PTTL', KEYS[1])
-            if held ~= -2 then
-              return {0, held}
+            local current = redis.call('GET', KEYS[1])
+            if current and current ~= '@READERS@' then
+              return {0, redis.call('PTTL', KEYS[1])}
             end
             redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
             if mode == 's' then
               local writer = redis.call('PTTL', KEYS[5])
               if writer ~= -2 then
                 return {0, writer}
+              end
+              if redis.call('PTTL', KEYS[1]) < lease then
+                redis.call('SET', KEYS[1], '@READERS@', 'PX', lease)
               end
               return join(KEYS[3])
             end
@@ -81,32 +110,76 @@ final class Scripts {
             if redis.call('GET', KEYS[5]) == value then
               redis.call('DEL', KEYS[5])
             end
-            return granted()
-            """;
+            if ARGV[5] == '1' then
+              return {1, nextToken()}
+            end
+            return {1, 0}
+            """);
 
     /**
-     * KEYS: the grant's key (lock, or the shared/permit set). ARGV: mode, value, channel.
-     * Compare-and-delete (or remove our member), then wake waiters.
+     * KEYS: lock, fence. ARGV: value, lease ms. The uncontended exclusive acquisition of a name
+     * whose holders ask for tokens: {@code SET NX PX} and, when it stored, the next token, in one
+     * round trip. Returns the token, or -1 when the key exists (held, or readers' mark): then
+     * {@link #ACQUIRE} runs.
      */
-    static final String RELEASE = """
+    static final String SET_WITH_TOKEN = lua("""
+            if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+              return -1
+            end
+            local t = redis.call('TIME')
+            @NEXT_TOKEN@
+            return nextToken()
+            """);
+
+    /**
+     * KEYS: lock, fence. ARGV: value. The fencing token of an exclusive holder that acquired
+     * without one, issued on demand: the next token while the lock key still holds our value,
+     * else -1 (the lock was lost, and no number is taken). Since the token is taken while the lock
+     * is ours, and the next holder can only take one after our key is gone, tokens rise from
+     * holder to holder whichever of them asked on demand and whichever with the acquisition.
+     */
+    static final String TOKEN = lua("""
+            if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+              return -1
+            end
+            local t = redis.call('TIME')
+            @NEXT_TOKEN@
+            return nextToken()
+            """);
+
+    /**
+     * KEYS: the grant's key (lock, or the shared/permit set), and for a reader the lock key.
+     * ARGV: mode, value, channel. Compare-and-delete (or remove our member), then wake waiters.
+     * The last live reader out removes the readers' mark on the lock key, so that a writer's bare
+     * {@code SET NX} gets in at once.
+     */
+    static final String RELEASE = lua("""
             local gone
             if ARGV[1] == 'x' then
               gone = redis.call('GET', KEYS[1]) == ARGV[2] and redis.call('DEL', KEYS[1]) == 1
             else
               gone = redis.call('ZREM', KEYS[1], ARGV[2]) == 1
+              if gone and ARGV[1] == 's' and redis.call('GET', KEYS[2]) == '@READERS@' then
+                local t = redis.call('TIME')
+                local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+                if redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf') == 0 then
+                  redis.call('DEL', KEYS[2])
+                end
+              end
             end
             if gone then
               redis.call('PUBLISH', ARGV[3], '1')
               return 1
             end
             return 0
-            """;
+            """);
 
     /**
-     * KEYS: the grant's key. ARGV: mode, value, lease ms. Compare-and-{@code PEXPIRE} for the
-     * lock; for a set member, a new expiry while its old one has not passed.
+     * KEYS: the grant's key, and for a reader the lock key. ARGV: mode, value, lease ms.
+     * Compare-and-{@code PEXPIRE} for the lock; for a set member, a new expiry while its old one
+     * has not passed, and for a reader the readers' mark on the lock key kept at least as long.
      */
-    static final String RENEW = """
+    static final String RENEW = lua("""
             local lease = tonumber(ARGV[3])
             if ARGV[1] == 'x' then
               if redis.call('GET', KEYS[1]) == ARGV[2] then
@@ -124,8 +197,14 @@ final class Scripts {
             if redis.call('PTTL', KEYS[1]) < lease then
               redis.call('PEXPIRE', KEYS[1], lease)
             end
+            if ARGV[1] == 's' then
+              local mark = redis.call('GET', KEYS[2])
+              if (not mark or mark == '@READERS@') and redis.call('PTTL', KEYS[2]) < lease then
+                redis.call('SET', KEYS[2], '@READERS@', 'PX', lease)
+              end
+            end
             return 1
-            """;
+            """);
 
     /** KEYS: a shared or permit set. ARGV: value. 1 while our member is there and unexpired. */
     static final String VERIFY_MEMBER = """
@@ -149,13 +228,16 @@ final class Scripts {
             """;
 
     /**
-     * KEYS: lock, fence, shared. Returns {lock value or false, lock pttl, the reader whose lease
+     * KEYS: lock, fence, shared. Returns {lock value (not the readers' mark) or false, lock pttl, the reader whose lease
      * runs longest or false, its ms left, live readers, fence or false}, on the server's clock.
      */
-    static final String STATUS = """
+    static final String STATUS = lua("""
             local t = redis.call('TIME')
             local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
             local value = redis.call('GET', KEYS[1])
+            if value == '@READERS@' then
+              value = false
+            end
             local pttl = value and redis.call('PTTL', KEYS[1]) or -2
             local readers = redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf')
             local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
@@ -164,5 +246,5 @@ final class Scripts {
               reader, left = last[1], tonumber(last[2]) - now
             end
             return {value, pttl, reader, left, readers, redis.call('GET', KEYS[2])}
-            """;
+            """);
 }

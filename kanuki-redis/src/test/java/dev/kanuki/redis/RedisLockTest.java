@@ -2,6 +2,7 @@ package dev.kanuki.redis;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -61,18 +62,130 @@ class RedisLockTest {
     }
 
     @Test
-    void acquisitionIsOneScriptCall() {
+    void anAcquisitionWithoutTokenIsOneBareSet() {
         try (LockProvider locks = LockProvider.open(server.kanukiUri());
              StatefulRedisConnection<String, String> c = admin.connect()) {
-            locks.lock("warm-up").tryAcquire().orElseThrow().close(); // loads the script
+            locks.lock("warm-up").tryAcquire().orElseThrow().close(); // loads the release script
             c.sync().configResetstat();
             LockHandle h = locks.lock("one-trip").tryAcquire().orElseThrow();
             Map<String, Long> calls = commandCalls(c.sync().info("commandstats"));
             h.close();
-            // what the scripts call inside, and the admin's own commands, are not client round trips
-            calls.keySet().removeAll(Set.of("set", "incr", "time", "get", "pttl", "zremrangebyscore", "zcard",
-                    "info", "config|resetstat"));
-            assertEquals(Map.of("evalsha", 1L), calls, "an acquisition is one EVALSHA and nothing else");
+            calls.keySet().removeAll(Set.of("info", "config|resetstat")); // the admin's own commands
+            assertEquals(Map.of("set", 1L), calls, "an acquisition is one SET NX PX and nothing else");
+            assertNull(withAdmin(r -> r.get(RedisKeys.of("one-trip").fence())), "no token was taken");
+        }
+    }
+
+    @Test
+    void aTokenAskedForIsIssuedOnceThenWithTheAcquisition() {
+        try (LockProvider locks = LockProvider.open(server.kanukiUri());
+             StatefulRedisConnection<String, String> c = admin.connect()) {
+            long first;
+            try (LockHandle h = locks.lock("adaptive").tryAcquire().orElseThrow()) {
+                c.sync().configResetstat();
+                first = h.fencingToken();
+                assertEquals(first, h.fencingToken(), "the same number on every call");
+                Map<String, Long> calls = commandCalls(c.sync().info("commandstats"));
+                assertEquals(1L, calls.getOrDefault("evalsha", 0L) + calls.getOrDefault("eval", 0L),
+                        "one script issued the token on demand: " + calls);
+                assertEquals(first, locks.status("adaptive").lastFencingToken());
+            }
+            // its holders ask for tokens: the next acquisition takes the token in its own round trip
+            c.sync().configResetstat();
+            LockHandle next = locks.lock("adaptive").tryAcquire().orElseThrow();
+            Map<String, Long> calls = commandCalls(c.sync().info("commandstats"));
+            assertEquals(1L, calls.getOrDefault("evalsha", 0L), "one script acquired: " + calls);
+            assertEquals(1L, calls.getOrDefault("incr", 0L), "and took the token: " + calls);
+            c.sync().configResetstat();
+            long second = next.fencingToken();
+            assertEquals(0L, commandCalls(c.sync().info("commandstats")).getOrDefault("evalsha", 0L),
+                    "the token came with the acquisition: asking costs nothing");
+            assertTrue(second > first, second + " > " + first);
+            next.close();
+            // a holder that did not ask sends the name back to tokens on demand
+            locks.lock("adaptive").tryAcquire().orElseThrow().close(); // eager, not asked
+            c.sync().configResetstat();
+            LockHandle bare = locks.lock("adaptive").tryAcquire().orElseThrow();
+            Map<String, Long> bareCalls = commandCalls(c.sync().info("commandstats"));
+            assertEquals(1L, bareCalls.getOrDefault("set", 0L), "bare SET again: " + bareCalls);
+            assertEquals(0L, bareCalls.getOrDefault("incr", 0L), "no token taken: " + bareCalls);
+            assertTrue(bare.fencingToken() > second, "tokens still rise");
+            bare.close();
+        }
+    }
+
+    @Test
+    void aTokenAskedForAfterTheLockWasTakenAwayIsRefused() throws Exception {
+        try (LockProvider locks = LockProvider.open(server.kanukiUri());
+             LockProvider other = LockProvider.open("redis://localhost:" + server.port())) {
+            long before;
+            try (LockHandle h = locks.lock("taken-away").tryAcquire().orElseThrow()) {
+                before = h.fencingToken();
+            }
+            locks.lock("taken-away").tryAcquire().orElseThrow().close(); // not asked: on demand again
+            LockHandle h = locks.lock("taken-away").tryAcquire().orElseThrow();
+            withAdmin(r -> r.del(RedisKeys.of("taken-away").lock())); // broken, or its lease ran out
+            LockHandle thief = other.lock("taken-away").tryAcquire().orElseThrow();
+            assertThrows(dev.kanuki.LockLostException.class, h::fencingToken);
+            long thiefs = thief.fencingToken();
+            assertTrue(thiefs > before, thiefs + " > " + before);
+            assertEquals(thiefs, locks.status("taken-away").lastFencingToken(), "the lost holder took no number");
+            thief.close();
+            h.close();
+        }
+    }
+
+    @Test
+    void aTokenFirstAskedForAfterCloseIsRefused() {
+        try (LockProvider locks = LockProvider.open(server.kanukiUri())) {
+            LockHandle h = locks.lock("closed-first").tryAcquire().orElseThrow();
+            h.close();
+            assertThrows(IllegalStateException.class, h::fencingToken);
+            LockHandle asked = locks.lock("closed-first").tryAcquire().orElseThrow();
+            long token = asked.fencingToken();
+            asked.close();
+            assertEquals(token, asked.fencingToken(), "a token asked for while held stays readable after close");
+        }
+    }
+
+    @Test
+    void tokensOnDemandGrowAcrossARestartThatLostEverything() {
+        try (LockProvider locks = LockProvider.open(server.kanukiUri())) {
+            long before = 0;
+            for (int i = 0; i < 20; i++) {
+                try (LockHandle h = locks.lock("on-demand-restart").tryAcquire().orElseThrow()) {
+                    before = h.fencingToken();
+                }
+                locks.lock("on-demand-restart").tryAcquire().orElseThrow().close(); // back to on demand
+            }
+            server.stop();
+            server.restart();
+            assertEquals(0L, (long) withAdmin(r -> r.dbsize()), "the test server keeps nothing across a restart");
+            AtomicReference<LockHandle> after = new AtomicReference<>();
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LockException.class).until(() -> {
+                after.set(locks.lock("on-demand-restart").tryAcquire().orElse(null));
+                return after.get() != null;
+            });
+            try (LockHandle h = after.get()) {
+                assertTrue(h.fencingToken() > before, "token on demand after the restart " + h.fencingToken()
+                        + " > " + before);
+            }
+        }
+    }
+
+    @Test
+    void aWriterCannotSetItsWayPastReaders() {
+        try (LockProvider readers = LockProvider.open(server.kanukiUri());
+             LockProvider writers = LockProvider.open("redis://localhost:" + server.port())) {
+            LockHandle r = readers.readWriteLock("marked").readLock().acquire(Duration.ofSeconds(5));
+            assertEquals(Scripts.READERS, withAdmin(a -> a.get(RedisKeys.of("marked").lock())),
+                    "readers mark the lock key");
+            assertTrue(writers.readWriteLock("marked").writeLock().tryAcquire().isEmpty(),
+                    "the bare SET NX fails on the readers' mark");
+            assertEquals(LockStatus.State.HELD_SHARED, writers.status("marked").state());
+            r.close();
+            assertNull(withAdmin(a -> a.get(RedisKeys.of("marked").lock())), "the last reader removes it");
+            writers.readWriteLock("marked").writeLock().tryAcquire().orElseThrow().close();
         }
     }
 
@@ -126,13 +239,14 @@ class RedisLockTest {
             LockHandle got = waiting.get(30, TimeUnit.SECONDS);
             Duration waited = Duration.ofNanos(System.nanoTime() - killed);
             long attempts = commandCalls(c.sync().info("commandstats")).getOrDefault("evalsha", 0L);
+            long token = got.fencingToken();
             got.close();
             assertTrue(waited.compareTo(lease.plusSeconds(3)) < 0, "served " + waited.toMillis() + " ms after the kill");
             // the backoff ramp (0.2 ms doubling to 1 s, then once a second) made 6 and more here; with
             // the holder's remaining lease as the pause: one when the key has expired, perhaps one
             // before if the holder renewed just before it was killed
             assertTrue(attempts <= 3, attempts + " attempts (EVALSHA) while waiting for a dead holder's lease");
-            assertTrue(got.fencingToken() > holder.token());
+            assertTrue(token > holder.token());
         }
     }
 
@@ -271,6 +385,7 @@ class RedisLockTest {
         try (LockProvider locks = LockProvider.open(server.kanukiUri())) {
             for (String name : names) {
                 try (LockHandle h = locks.lock(name).tryAcquire().orElseThrow()) {
+                    h.fencingToken(); // issued on demand: status shows the last token issued
                     assertTrue(locks.lock(name).tryAcquire().isEmpty(), name);
                     LockStatus status = locks.status(name);
                     assertEquals(LockStatus.State.HELD, status.state(), name);
