@@ -325,9 +325,19 @@ final class QueueLockBackend implements LockBackend {
                         Files.deleteIfExists(temp);
                     }
                 }
-                ByteBuffer late = ByteBuffer.allocate(64 * 1024);
-                while (late.hasRemaining() && old.read(late) > 0) {
-                    // whatever was appended to the old file after our read
+                // Whatever was appended to the old file after our read: usually nothing, so the
+                // buffer starts small (a 64 KiB one, zeroed at every release, cost more than the
+                // rest of the release's own work).
+                ByteBuffer late = ByteBuffer.allocate(4096);
+                while (old.read(late) > 0) {
+                    if (!late.hasRemaining()) {
+                        if (late.capacity() >= MAX_QUEUE_BYTES) {
+                            break;
+                        }
+                        ByteBuffer larger = ByteBuffer.allocate(2 * late.capacity());
+                        late.flip();
+                        late = larger.put(late);
+                    }
                 }
                 if (late.position() > 0) {
                     append(queue, new String(late.array(), 0, late.position(), StandardCharsets.UTF_8));
@@ -339,20 +349,18 @@ final class QueueLockBackend implements LockBackend {
     }
 
     private Snapshot read(Path queue) throws IOException {
-        try (FileChannel channel = SafeFiles.openExisting("queue file", queue, false)) {
-            long size = channel.size();
-            if (size > MAX_QUEUE_BYTES) {
-                throw new LockBackendException("queue file " + queue + " is " + size + " bytes, far more than kanuki writes",
-                        "something else is writing to it; remove it when no process uses the lock", null);
-            }
-            ByteBuffer buffer = SafeFiles.readFrom(channel, (int) Math.min(MAX_QUEUE_BYTES, size + 4096));
-            BasicFileAttributes after = EntryFiles.attributes(queue);
-            Object key = after == null ? null : after.fileKey();
-            return new Snapshot(new String(buffer.array(), 0, buffer.limit(), StandardCharsets.UTF_8), key,
-                    buffer.limit());
-        } catch (NoSuchFileException e) {
+        SafeFiles.Content content = SafeFiles.readRegular("queue file", queue, 4096, MAX_QUEUE_BYTES);
+        if (content == null) {
             return Snapshot.ABSENT;
         }
+        if (content.cut()) {
+            throw new LockBackendException("queue file " + queue + " is more than " + MAX_QUEUE_BYTES
+                    + " bytes, far more than kanuki writes",
+                    "something else is writing to it; remove it when no process uses the lock", null);
+        }
+        ByteBuffer data = content.data();
+        return new Snapshot(new String(data.array(), 0, data.limit(), StandardCharsets.UTF_8), content.fileKey(),
+                data.limit());
     }
 
     /**
@@ -393,9 +401,9 @@ final class QueueLockBackend implements LockBackend {
         byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
         for (int round = 0; round < 1000; round++) {
             Object written;
-            try (FileChannel channel = SafeFiles.openOrCreate("queue file", queue, true)) {
-                BasicFileAttributes opened = SafeFiles.look(queue);
-                written = opened == null ? null : opened.fileKey();
+            SafeFiles.Opened opened = SafeFiles.openOrCreate("queue file", queue, true);
+            try (FileChannel channel = opened.channel()) {
+                written = opened.fileKey();
                 ByteBuffer data = ByteBuffer.wrap(bytes);
                 int n = channel.write(data);
                 if (data.hasRemaining()) {

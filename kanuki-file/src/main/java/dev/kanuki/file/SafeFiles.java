@@ -90,29 +90,107 @@ final class SafeFiles {
     }
 
     /**
+     * The attributes the checks need (kind, identity, size) and the hard-link count, from one
+     * {@code lstat}: reading {@link BasicFileAttributes} and then {@code unix:nlink} would be two
+     * system calls, and the checks run around every open.
+     */
+    private static final String CHECKED_ATTRIBUTES = "unix:mode,nlink,size,fileKey";
+
+    /** What one {@code lstat} told: the entry's attributes and its hard links (1 where they cannot be told). */
+    record Seen(BasicFileAttributes attrs, int links) {
+    }
+
+    /** @return what is at the path with its link count, without following links, from one call; null when nothing is */
+    static Seen lookWithLinks(Path path) throws IOException {
+        try {
+            java.util.Map<String, Object> map = Files.readAttributes(path, CHECKED_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS);
+            return new Seen(new ModeAttributes(path, ((Number) map.get("mode")).intValue(),
+                    ((Number) map.get("size")).longValue(), map.get("fileKey")), ((Number) map.get("nlink")).intValue());
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (UnsupportedOperationException | IllegalArgumentException e) {
+            BasicFileAttributes attrs = look(path); // not a Unix file system: no link count to read
+            return attrs == null ? null : new Seen(attrs, 1);
+        }
+    }
+
+    /**
+     * {@link BasicFileAttributes} from the file mode {@link #lookWithLinks} read. The checks never
+     * use the times; asking for one reads them (another {@code lstat}).
+     */
+    private record ModeAttributes(Path path, int mode, long size, Object fileKey) implements BasicFileAttributes {
+        private java.nio.file.attribute.FileTime time(String name) {
+            try {
+                return (java.nio.file.attribute.FileTime) Files.getAttribute(path, name, LinkOption.NOFOLLOW_LINKS);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public java.nio.file.attribute.FileTime lastModifiedTime() {
+            return time("lastModifiedTime");
+        }
+
+        @Override
+        public java.nio.file.attribute.FileTime lastAccessTime() {
+            return time("lastAccessTime");
+        }
+
+        @Override
+        public java.nio.file.attribute.FileTime creationTime() {
+            return time("creationTime");
+        }
+
+        @Override
+        public boolean isRegularFile() {
+            return (mode & 0170000) == 0100000;
+        }
+
+        @Override
+        public boolean isDirectory() {
+            return (mode & 0170000) == 0040000;
+        }
+
+        @Override
+        public boolean isSymbolicLink() {
+            return (mode & 0170000) == 0120000;
+        }
+
+        @Override
+        public boolean isOther() {
+            return !isRegularFile() && !isDirectory() && !isSymbolicLink();
+        }
+    }
+
+    /**
      * Checks that the path is a regular file that may be used.
      *
      * @param forWrite also require a single hard link
      * @return its attributes, or null when nothing is there
      */
     static BasicFileAttributes checkRegular(String what, Path path, boolean forWrite) throws IOException {
-        BasicFileAttributes attrs = look(path);
-        if (attrs == null) {
+        if (!forWrite) {
+            BasicFileAttributes attrs = look(path);
+            if (attrs != null && !attrs.isRegularFile()) {
+                throw refused(what, path, kind(path, attrs));
+            }
+            return attrs;
+        }
+        Seen seen = lookWithLinks(path);
+        if (seen == null) {
             return null;
         }
-        if (!attrs.isRegularFile()) {
-            throw refused(what, path, kind(path, attrs));
+        if (!seen.attrs().isRegularFile()) {
+            throw refused(what, path, kind(path, seen.attrs()));
         }
-        if (forWrite) {
-            int links = links(path);
-            if (links == 0) {
-                return null; // removed just now
-            }
-            if (links > 1) {
-                throw linked(what, path, links);
-            }
+        if (seen.links() == 0) {
+            return null; // removed just now
         }
-        return attrs;
+        if (seen.links() > 1) {
+            throw linked(what, path, seen.links());
+        }
+        return seen.attrs();
     }
 
     /**
@@ -158,13 +236,15 @@ final class SafeFiles {
             // A file of another user we may only read: the look above showed a regular file.
             channel = FileChannel.open(path, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
         }
-        return new Opened(confirmOpened(what, path, channel, before.fileKey(), forWrite, false), before.fileKey());
+        return confirmOpened(what, path, channel, before.fileKey(), forWrite, false);
     }
 
     /**
      * Opens (creating when absent) a regular file for appending or writing, with every check.
+     *
+     * @return the channel and the identity of the file it is open on
      */
-    static FileChannel openOrCreate(String what, Path path, boolean append) throws IOException {
+    static Opened openOrCreate(String what, Path path, boolean append) throws IOException {
         for (int round = 0; ; round++) {
             try {
                 return openOrCreateOnce(what, path, append);
@@ -176,7 +256,7 @@ final class SafeFiles {
         }
     }
 
-    private static FileChannel openOrCreateOnce(String what, Path path, boolean append) throws IOException {
+    private static Opened openOrCreateOnce(String what, Path path, boolean append) throws IOException {
         BasicFileAttributes before = checkRegular(what, path, true);
         FileChannel channel = append
                 ? FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND,
@@ -189,11 +269,14 @@ final class SafeFiles {
     /**
      * The check after opening: the path still names a regular file, the same one seen before
      * (when one was), with one link when it will be written. Closes the channel when not.
+     *
+     * @return the channel and the identity of the file at the path (that of the file opened)
      */
-    static FileChannel confirmOpened(String what, Path path, FileChannel channel, Object expectedKey, boolean forWrite,
+    static Opened confirmOpened(String what, Path path, FileChannel channel, Object expectedKey, boolean forWrite,
                                      boolean creating) throws IOException {
         try {
-            BasicFileAttributes after = look(path);
+            Seen seen = forWrite ? lookWithLinks(path) : null;
+            BasicFileAttributes after = forWrite ? (seen == null ? null : seen.attrs()) : look(path);
             if (after == null) {
                 if (creating) {
                     throw new Replaced(new LockBackendException(what + " " + path + " keeps being removed while it is"
@@ -210,7 +293,7 @@ final class SafeFiles {
                         + " being opened", "something else is creating or removing files in the lock directory; stop it", null));
             }
             if (forWrite) {
-                int links = links(path);
+                int links = seen.links();
                 if (links == 0) {
                     if (creating) {
                         throw new Replaced(new LockBackendException(what + " " + path + " keeps being removed while it"
@@ -222,7 +305,7 @@ final class SafeFiles {
                     throw linked(what, path, links);
                 }
             }
-            return channel;
+            return new Opened(channel, after.fileKey());
         } catch (IOException | RuntimeException e) {
             channel.close();
             throw e;
@@ -236,6 +319,89 @@ final class SafeFiles {
         Replaced(LockBackendException failure) {
             super(failure.getMessage());
             this.failure = failure;
+        }
+    }
+
+    /** The content of a small file read by {@link #readRegular}, and the identity of the file it came from. */
+    record Content(ByteBuffer data, Object fileKey, boolean cut) {
+    }
+
+    /**
+     * Reads a small regular file whole, never following a link and never blocking: one look
+     * before opening (refuses anything but a regular file, and a FIFO or device is never opened),
+     * a read-write open (which never blocks on Linux, even on a FIFO swapped in meanwhile), positional reads
+     * (which fail at once on a FIFO), then one look after reading that must show the same
+     * regular file. That second look is the identity check of the open and the identity of the
+     * content at once: if the path was swapped between the first look and the open, what was
+     * read is discarded and the read is made again (reading another file does it no harm;
+     * nothing is written here).
+     *
+     * @param initial the size to read first (the buffer grows when the file is larger)
+     * @param max the most bytes read; {@link Content#cut()} tells when the file holds more
+     * @return the content, or null when nothing is at the path (or it was removed while being read)
+     */
+    static Content readRegular(String what, Path path, int initial, int max) throws IOException {
+        for (int round = 0; ; round++) {
+            BasicFileAttributes before = checkRegular(what, path, false);
+            if (before == null) {
+                return null;
+            }
+            FileChannel opened;
+            try {
+                opened = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+            } catch (NoSuchFileException e) {
+                return null;
+            } catch (AccessDeniedException e) {
+                try {
+                    // A file of another user we may only read: the look above showed a regular file.
+                    opened = FileChannel.open(path, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+                } catch (NoSuchFileException gone) {
+                    return null;
+                }
+            }
+            ByteBuffer buffer;
+            boolean cut;
+            try (FileChannel channel = opened) {
+                buffer = ByteBuffer.allocate(Math.max(1, Math.min(initial, max)));
+                while (true) {
+                    int n = channel.read(buffer, buffer.position());
+                    if (n < 0) {
+                        break;
+                    }
+                    if (!buffer.hasRemaining()) {
+                        if (buffer.capacity() >= max) {
+                            break;
+                        }
+                        ByteBuffer larger = ByteBuffer.allocate((int) Math.min(max, 2L * buffer.capacity()));
+                        buffer.flip();
+                        larger.put(buffer);
+                        buffer = larger;
+                    }
+                }
+                cut = !buffer.hasRemaining() && channel.read(ByteBuffer.allocate(1), buffer.position()) > 0;
+            } catch (IOException e) {
+                // A FIFO or device swapped in between the look and the open: name it, as the look would have.
+                BasicFileAttributes now = look(path);
+                if (now != null && !now.isRegularFile()) {
+                    throw refused(what, path, kind(path, now));
+                }
+                throw e;
+            }
+            BasicFileAttributes after = look(path);
+            if (after == null) {
+                return null; // removed while we read it
+            }
+            if (!after.isRegularFile()) {
+                throw refused(what, path, kind(path, after));
+            }
+            if (java.util.Objects.equals(after.fileKey(), before.fileKey())) { // both null: no identity to tell
+                buffer.flip();
+                return new Content(buffer, after.fileKey(), cut);
+            }
+            if (round >= 1000) {
+                throw new LockBackendException(what + " " + path + " keeps being replaced while it is being read",
+                        "something else is creating or removing files in the lock directory; stop it", null);
+            }
         }
     }
 
