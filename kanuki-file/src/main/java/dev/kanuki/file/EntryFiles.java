@@ -77,7 +77,7 @@ final class EntryFiles {
      * @throws dev.kanuki.LockBackendException when something other than a regular file is there
      */
     static String readText(Path path) throws IOException {
-        SafeFiles.Content content = SafeFiles.readRegular("lock file", path, 8192, 8192); // records are far smaller
+        SafeFiles.Content content = SafeFiles.readRegular("lock file", path, 512, 8192); // a record is about 100 bytes
         return content == null ? null
                 : new String(content.data().array(), 0, content.data().limit(), StandardCharsets.UTF_8);
     }

@@ -204,15 +204,45 @@ final class SafeFiles {
         return openExistingWithKey(what, path, forWrite).channel();
     }
 
-    /** An opened file and its identity (the path named that file before and after the open). */
-    record Opened(FileChannel channel, Object fileKey) {
+    /**
+     * An opened file and its identity (the path named that file before and after the open).
+     *
+     * @param seen the look made after opening a file for writing (null otherwise): the caller
+     *     may pass it on as the look before its next open of the same path
+     */
+    record Opened(FileChannel channel, Object fileKey, Seen seen) {
+    }
+
+    /**
+     * A look the caller made a moment ago at the same path, used as the look before an open
+     * instead of making another: the checks are the same (this regular file, one link when it
+     * will be written, the same file after opening), and the time between the look and the open
+     * is a few system calls longer, which the check after opening covers as it covers any race.
+     *
+     * @return the attributes to expect, or null when the look must be made (none given, or it showed
+     *     something the open would refuse: looked at again, to fail with the right message)
+     */
+    private static BasicFileAttributes fresh(Seen known, boolean forWrite) {
+        if (known == null || !known.attrs().isRegularFile() || (forWrite && known.links() != 1)) {
+            return null;
+        }
+        return known.attrs();
     }
 
     /** {@link #openExisting}, also telling which file was opened. */
     static Opened openExistingWithKey(String what, Path path, boolean forWrite) throws IOException {
+        return openExistingWithKey(what, path, forWrite, null);
+    }
+
+    /**
+     * {@link #openExistingWithKey(String, Path, boolean)} after a look the caller just made.
+     *
+     * @param known a look at the path made a moment ago (see {@link #fresh}), or null
+     */
+    static Opened openExistingWithKey(String what, Path path, boolean forWrite, Seen known) throws IOException {
         for (int round = 0; ; round++) {
             try {
-                return openExistingOnce(what, path, forWrite);
+                return openExistingOnce(what, path, forWrite, round == 0 ? fresh(known, forWrite) : null);
             } catch (Replaced e) {
                 if (round >= 1000) {
                     throw e.failure;
@@ -221,8 +251,9 @@ final class SafeFiles {
         }
     }
 
-    private static Opened openExistingOnce(String what, Path path, boolean forWrite) throws IOException {
-        BasicFileAttributes before = checkRegular(what, path, forWrite);
+    private static Opened openExistingOnce(String what, Path path, boolean forWrite, BasicFileAttributes known)
+            throws IOException {
+        BasicFileAttributes before = known != null ? known : checkRegular(what, path, forWrite);
         if (before == null) {
             throw new NoSuchFileException(path.toString());
         }
@@ -245,9 +276,18 @@ final class SafeFiles {
      * @return the channel and the identity of the file it is open on
      */
     static Opened openOrCreate(String what, Path path, boolean append) throws IOException {
+        return openOrCreate(what, path, append, null);
+    }
+
+    /**
+     * {@link #openOrCreate(String, Path, boolean)} after a look the caller just made.
+     *
+     * @param known a look at the path made a moment ago (see {@link #fresh}), or null
+     */
+    static Opened openOrCreate(String what, Path path, boolean append, Seen known) throws IOException {
         for (int round = 0; ; round++) {
             try {
-                return openOrCreateOnce(what, path, append);
+                return openOrCreateOnce(what, path, append, round == 0 ? fresh(known, true) : null);
             } catch (Replaced e) {
                 if (round >= 1000) {
                     throw e.failure;
@@ -256,8 +296,9 @@ final class SafeFiles {
         }
     }
 
-    private static Opened openOrCreateOnce(String what, Path path, boolean append) throws IOException {
-        BasicFileAttributes before = checkRegular(what, path, true);
+    private static Opened openOrCreateOnce(String what, Path path, boolean append, BasicFileAttributes known)
+            throws IOException {
+        BasicFileAttributes before = known != null ? known : checkRegular(what, path, true);
         FileChannel channel = append
                 ? FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND,
                         LinkOption.NOFOLLOW_LINKS)
@@ -305,7 +346,7 @@ final class SafeFiles {
                     throw linked(what, path, links);
                 }
             }
-            return new Opened(channel, after.fileKey());
+            return new Opened(channel, after.fileKey(), seen);
         } catch (IOException | RuntimeException e) {
             channel.close();
             throw e;
@@ -323,7 +364,7 @@ final class SafeFiles {
     }
 
     /** The content of a small file read by {@link #readRegular}, and the identity of the file it came from. */
-    record Content(ByteBuffer data, Object fileKey, boolean cut) {
+    record Content(ByteBuffer data, Object fileKey, boolean cut, Seen seen) {
     }
 
     /**
@@ -341,8 +382,20 @@ final class SafeFiles {
      * @return the content, or null when nothing is at the path (or it was removed while being read)
      */
     static Content readRegular(String what, Path path, int initial, int max) throws IOException {
+        return readRegular(what, path, initial, max, null);
+    }
+
+    /**
+     * {@link #readRegular(String, Path, int, int)} after a look the caller just made.
+     *
+     * @param known a look at the path made a moment ago (see {@link #fresh}), or null
+     * @return as there; {@link Content#seen()} is the look made after reading (with the link
+     *     count), for the caller's next open of the path
+     */
+    static Content readRegular(String what, Path path, int initial, int max, Seen known) throws IOException {
         for (int round = 0; ; round++) {
-            BasicFileAttributes before = checkRegular(what, path, false);
+            BasicFileAttributes given = round == 0 ? fresh(known, false) : null;
+            BasicFileAttributes before = given != null ? given : checkRegular(what, path, false);
             if (before == null) {
                 return null;
             }
@@ -387,16 +440,17 @@ final class SafeFiles {
                 }
                 throw e;
             }
-            BasicFileAttributes after = look(path);
-            if (after == null) {
+            Seen seen = lookWithLinks(path);
+            if (seen == null) {
                 return null; // removed while we read it
             }
+            BasicFileAttributes after = seen.attrs();
             if (!after.isRegularFile()) {
                 throw refused(what, path, kind(path, after));
             }
             if (java.util.Objects.equals(after.fileKey(), before.fileKey())) { // both null: no identity to tell
                 buffer.flip();
-                return new Content(buffer, after.fileKey(), cut);
+                return new Content(buffer, after.fileKey(), cut, seen);
             }
             if (round >= 1000) {
                 throw new LockBackendException(what + " " + path + " keeps being replaced while it is being read",
