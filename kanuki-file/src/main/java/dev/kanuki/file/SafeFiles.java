@@ -23,7 +23,13 @@ import java.nio.file.attribute.BasicFileAttributes;
  *       planted by {@code ln}); files kanuki replaces are written to a new name and renamed;</li>
  *   <li>it is opened read-write (on Linux, opening a FIFO read-write never blocks; a socket
  *       fails at once) and never following links, then looked at again: if the path no longer
- *       names the same regular file, the channel is closed and the call fails;</li>
+ *       names the same regular file, the channel is closed and the call fails (or looks again).
+ *       A file about to be written is looked at right after opening, before any write; a file
+ *       only read ({@link #readRegular}) once, after reading, and the content is discarded when
+ *       the path changed;</li>
+ *   <li>one {@code lstat} tells the kind, the identity and the link count
+ *       ({@link #lookWithLinks}); a look the caller made a moment ago at the same path may stand
+ *       for the look before an open (the look after it covers the longer window);</li>
  *   <li>reads and writes are positional ({@code pread}/{@code pwrite}), which fail at once on a
  *       FIFO instead of waiting for a writer.</li>
  * </ul>
