@@ -29,8 +29,9 @@ import java.util.Locale;
  *   <li>{@code bare} (context only): the lock and its undo alone.</li>
  * </ul>
  *
- * <p>Handoff ({@code handoff} argument): three {@link HandoffPair}s open at once (kanuki os,
- * raw {@code FileChannel.lock}, raw with the owner record), each this JVM and a
+ * <p>Handoff ({@code handoff} argument): four {@link HandoffPair}s open at once (kanuki os,
+ * raw {@code FileChannel.lock}, raw with the owner record, raw with the owner record and the
+ * identity {@code lstat}: the least a lock with kanuki's guarantees does), each this JVM and a
  * {@link HandoffPartner} JVM passing a baton around a {@link HandoffRing}; blocks of
  * {@value #HANDOFF_BLOCK} round trips of each pair in turn. A pair not being stepped waits in the
  * kernel, so it costs no CPU meanwhile. Time per handoff = round trip / 2.
@@ -189,7 +190,8 @@ public final class FileInterleaved {
     }
 
     private static Result handoff(int warmRounds, int rounds, int blocks, int block) throws Exception {
-        List<String> kinds = List.of("processesKanukiFileOs", "processesRawFileChannel", "processesRawFileChannelWithRecord");
+        List<String> kinds = List.of("processesKanukiFileOs", "processesRawFileChannel", "processesRawFileChannelWithRecord",
+                HandoffPair.PROCESSES_PREFIX + "rawFileChannelWithRecordAndCheck");
         List<HandoffPair> pairs = new ArrayList<>();
         try {
             for (String kind : kinds) {
@@ -203,8 +205,10 @@ public final class FileInterleaved {
             pairs.forEach(HandoffPair::checkPartner);
             // a step is a round trip, two handoffs
             results.replaceAll(r -> Arrays.stream(r).map(us -> us / 2).toArray());
-            return new Result("os handoff between 2 JVMs, per handoff", List.of("kanuki", "rawLock", "rawLockWithRecord"),
-                    results, List.of(), "");
+            return new Result("os handoff between 2 JVMs, per handoff",
+                    List.of("kanuki", "rawLock", "rawLockWithRecord", "rawLockWithRecordAndCheck"), results, List.of(),
+                    String.format(Locale.ROOT, "the guarantees' floor, rawLockWithRecordAndCheck/rawLock %.2fx  [per round %s]",
+                            Rounds.ratio(results, 3, 1), Rounds.perRound(results, 3, 1)));
         } finally {
             for (HandoffPair pair : pairs) {
                 pair.close();

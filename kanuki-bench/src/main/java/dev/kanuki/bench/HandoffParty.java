@@ -46,6 +46,7 @@ interface HandoffParty extends AutoCloseable {
         return switch (kind) {
             case "rawFileChannel" -> new FileChannelParty(dir, false);
             case "rawFileChannelWithRecord" -> new FileChannelParty(dir, true);
+            case "rawFileChannelWithRecordAndCheck" -> new FileChannelParty(dir, true, true);
             case "kanukiFileOs" -> KanukiParty.owning(LockProvider.open(fileOsUri(dir)));
             default -> {
                 if (kind.startsWith(TTL_KIND_PREFIX)) {
@@ -173,20 +174,43 @@ interface HandoffParty extends AutoCloseable {
      */
     final class FileChannelParty implements HandoffParty {
         private final FileChannel[] channels = new FileChannel[LOCKS];
+        private final Path[] paths = new Path[LOCKS];
+        private final Object[] keys = new Object[LOCKS];
         private final FileLock[] held = new FileLock[LOCKS];
         private final OwnerRecordByHand record;
+        private final boolean check;
 
         FileChannelParty(Path dir, boolean withRecord) throws IOException {
+            this(dir, withRecord, false);
+        }
+
+        /**
+         * @param withRecord write the owner/fencing record under the lock (one {@code pread}, one {@code pwrite})
+         * @param withCheck also check, under the lock, that the path still names the file locked
+         *     (one {@code lstat}): what makes removing a lock file safe, as kanuki does
+         */
+        FileChannelParty(Path dir, boolean withRecord, boolean withCheck) throws IOException {
             this.record = withRecord ? new OwnerRecordByHand() : null;
+            this.check = withCheck;
             for (int i = 0; i < LOCKS; i++) {
-                channels[i] = FileChannel.open(dir.resolve(lockName(i) + ".raw"),
+                paths[i] = dir.resolve(lockName(i) + ".raw");
+                channels[i] = FileChannel.open(paths[i],
                         StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                keys[i] = java.nio.file.Files.readAttributes(paths[i], java.nio.file.attribute.BasicFileAttributes.class,
+                        java.nio.file.LinkOption.NOFOLLOW_LINKS).fileKey();
             }
         }
 
         @Override
         public void lock(int i) throws IOException {
             held[i] = channels[i].lock();
+            if (check) {
+                var now = java.nio.file.Files.readAttributes(paths[i], java.nio.file.attribute.BasicFileAttributes.class,
+                        java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                if (!now.isRegularFile() || !keys[i].equals(now.fileKey())) {
+                    throw new IOException(paths[i] + " was removed or replaced");
+                }
+            }
             if (record != null) {
                 record.stamp(channels[i]);
             }

@@ -33,9 +33,13 @@ import java.util.zip.CRC32C;
  *       new file (or link) renamed over the old one; the record read back (still mine?), read
  *       again at release, and the entry removed as kanuki removes it (mkdir: renamed aside, then
  *       emptied and removed; rename: its marker and token removed; queue: a removal line, then the
- *       empty queue file removed under its breaker file). Left out: kanuki's extra {@code lstat}s
- *       around each open and read (the checks that refuse links and planted files); those, and
- *       the Java around the syscalls, are what the ratio shows.</li>
+ *       empty queue file removed under its breaker file). For {@code queue}, also the checks
+ *       that refuse links and planted files, one {@code lstat} before and one after each open
+ *       (a look shared by consecutive opens of the same file, reads opened read-write and read
+ *       positionally so that a FIFO never blocks), because a queue without them could write
+ *       through a hard link or hang on a FIFO: the ratio is then the Java around the same
+ *       syscalls. The other strategies leave those {@code lstat}s out, so their ratios also
+ *       show the checks' cost.</li>
  * </ul>
  *
  * One instance per directory; single-threaded; not a lock anyone else could share.
@@ -185,18 +189,32 @@ final class TtlByHand {
                 Files.delete(entry);
             }
             case "queue" -> {
-                append("A " + record(id, now, 0) + "\n");
-                checkQueueHead(readQueue(), id);
+                // Each open is bracketed by the refusal checks (one lstat each), a look shared
+                // between consecutive opens of the same file, as kanuki-file does.
+                look(entry, false);
+                Object key = appendChecked("A " + record(id, now, 0) + "\n");
+                checkQueueHead(readQueueChecked(key), id);
                 token = nextToken();
-                checkQueueHead(readQueue(), id);
-                append("T " + id + " " + token + "\n");
-                append("R " + id + "\n");
-                readQueue();
+                checkQueueHead(readQueueChecked(key), id);
+                appendChecked("T " + id + " " + token + "\n");
+                look(entry, true);
+                key = appendChecked("R " + id + "\n");
+                readQueueChecked(key);
                 // the queue is empty now: removed under its breaker file, as kanuki compacts it
                 writeNew(breaker, record(id, now, 0));
-                readQueue();
+                try (FileChannel c = openForRead(entry)) {
+                    same(key, look(entry, true));
+                    c.size();
+                    readAll(c);
+                }
                 Files.delete(entry);
-                readFile(breaker);
+                Object breakerKey = look(breaker, true);
+                String mine;
+                try (FileChannel c = openForRead(breaker)) {
+                    mine = readAll(c);
+                }
+                same(breakerKey, look(breaker, true));
+                check(mine, id);
                 Files.delete(breaker);
             }
             default -> throw new IllegalStateException(strategy);
@@ -274,6 +292,67 @@ final class TtlByHand {
         try (FileChannel c = FileChannel.open(entry, StandardOpenOption.WRITE)) {
             c.truncate(0);
         }
+    }
+
+    /**
+     * The check kanuki-file makes at each open of a file in the lock directory, by hand: one
+     * {@code lstat} that refuses anything but a regular file with a single link (a planted FIFO,
+     * device or link, a hard link to a victim).
+     *
+     * @return the file's identity, or null when absent and {@code mustExist} is false
+     */
+    private static Object look(Path file, boolean mustExist) throws IOException {
+        java.util.Map<String, Object> attrs;
+        try {
+            attrs = Files.readAttributes(file, "unix:mode,nlink,fileKey", LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            if (mustExist) {
+                throw e;
+            }
+            return null;
+        }
+        if ((((Integer) attrs.get("mode")) & 0170000) != 0100000 || ((Integer) attrs.get("nlink")) != 1) {
+            throw new IOException("refused: " + file + " is not a regular file with one link");
+        }
+        return attrs.get("fileKey");
+    }
+
+    private static void same(Object expected, Object seen) throws IOException {
+        if (!expected.equals(seen)) {
+            throw new IOException("the file was replaced while it was opened");
+        }
+    }
+
+    /** An append whose open is confirmed by a look after it (the look before is the caller's). */
+    private Object appendChecked(String line) throws IOException {
+        try (FileChannel c = FileChannel.open(entry, StandardOpenOption.CREATE, StandardOpenOption.APPEND,
+                LinkOption.NOFOLLOW_LINKS)) {
+            Object key = look(entry, true);
+            c.write(ByteBuffer.wrap(line.getBytes(StandardCharsets.UTF_8)));
+            return key;
+        }
+    }
+
+    /** A read of the queue (read-write, positional: never blocks on a FIFO), then a look: still the file seen before. */
+    private String readQueueChecked(Object key) throws IOException {
+        String text;
+        try (FileChannel c = openForRead(entry)) {
+            text = readAll(c);
+        }
+        same(key, look(entry, true));
+        return text;
+    }
+
+    private static FileChannel openForRead(Path file) throws IOException {
+        return FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+    }
+
+    private String readAll(FileChannel c) throws IOException {
+        readBuffer.clear();
+        while (readBuffer.hasRemaining() && c.read(readBuffer, readBuffer.position()) > 0) {
+            // small files
+        }
+        return new String(readBuffer.array(), 0, readBuffer.position(), StandardCharsets.UTF_8);
     }
 
     private void append(String line) throws IOException {

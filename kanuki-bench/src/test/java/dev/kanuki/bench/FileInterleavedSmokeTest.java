@@ -31,9 +31,9 @@ class FileInterleavedSmokeTest {
 
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
-    void handoffRunsThreePairs() throws Exception {
+    void handoffRunsFourPairs() throws Exception {
         FileInterleaved.Result result = FileInterleaved.run("handoff", 0, 1, 2, 5);
-        assertEquals(3, result.rounds().get(0).length);
+        assertEquals(4, result.rounds().get(0).length);
     }
 
     @Test

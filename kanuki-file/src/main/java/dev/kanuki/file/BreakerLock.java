@@ -38,7 +38,7 @@ final class BreakerLock implements AutoCloseable {
         for (int round = 0; round < 2; round++) {
             try (FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                     LinkOption.NOFOLLOW_LINKS)) {
-                EntryFiles.writeInPlace(channel, record.encode());
+                EntryFiles.writeNew(channel, record.encode());
                 return new BreakerLock(path, id);
             } catch (FileAlreadyExistsException e) {
                 String text = EntryFiles.readText(path);

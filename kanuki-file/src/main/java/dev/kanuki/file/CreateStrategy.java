@@ -37,7 +37,7 @@ final class CreateStrategy implements EntryStrategy {
             return false;
         }
         try (channel) {
-            EntryFiles.writeInPlace(channel, record.encode());
+            EntryFiles.writeNew(channel, record.encode());
             return true;
         } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(entry); // ours, and without a whole record (a full disk): undo it

@@ -77,22 +77,17 @@ final class EntryFiles {
      * @throws dev.kanuki.LockBackendException when something other than a regular file is there
      */
     static String readText(Path path) throws IOException {
-        try (FileChannel channel = SafeFiles.openExisting("lock file", path, false)) {
-            ByteBuffer buffer = SafeFiles.readFrom(channel, 8192); // records are far smaller
-            return new String(buffer.array(), 0, buffer.limit(), StandardCharsets.UTF_8);
-        } catch (NoSuchFileException e) {
-            return null;
-        }
+        SafeFiles.Content content = SafeFiles.readRegular("lock file", path, 512, 8192); // a record is about 100 bytes
+        return content == null ? null
+                : new String(content.data().array(), 0, content.data().limit(), StandardCharsets.UTF_8);
     }
 
-    /** Writes a record into a file in one positional write and trims anything after it. */
-    static void writeInPlace(FileChannel channel, String text) throws IOException {
+    /** Writes a record into a file just created empty ({@code CREATE_NEW}): nothing after it to trim. */
+    static void writeNew(FileChannel channel, String text) throws IOException {
         ByteBuffer data = ByteBuffer.wrap((text + "\n").getBytes(StandardCharsets.UTF_8));
-        int length = data.remaining();
         while (data.hasRemaining()) {
             channel.write(data, data.position());
         }
-        channel.truncate(length);
     }
 
     /** Writes a file next to {@code target} and renames it over {@code target}: all or nothing. */
@@ -101,7 +96,7 @@ final class EntryFiles {
         try {
             try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                     LinkOption.NOFOLLOW_LINKS)) {
-                writeInPlace(channel, text);
+                writeNew(channel, text);
             }
             Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
         } finally {

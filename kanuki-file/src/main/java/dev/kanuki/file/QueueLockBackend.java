@@ -99,9 +99,14 @@ final class QueueLockBackend implements LockBackend {
     record QueueGrant(String stem, String id, long fencingToken) implements Grant {
     }
 
-    /** The queue file as read at one moment. */
-    private record Snapshot(String text, Object fileKey, long size) {
-        static final Snapshot ABSENT = new Snapshot("", null, 0);
+    /**
+     * The queue file as read at one moment.
+     *
+     * @param seen the look at the path made after reading it (null when absent): the look before
+     *     the next open of the same call
+     */
+    private record Snapshot(String text, Object fileKey, long size, SafeFiles.Seen seen) {
+        static final Snapshot ABSENT = new Snapshot("", null, 0, null);
     }
 
     @Override
@@ -141,22 +146,33 @@ final class QueueLockBackend implements LockBackend {
             long now = System.currentTimeMillis();
             QueueLog.Contender mine = null;
             if (arrived.contains(id)) { // a later attempt: our line may need renewing, or may have been compacted away
-                snapshot = read(queue);
+                snapshot = read(queue, null);
                 log = QueueLog.replay(snapshot.text());
                 mine = log.get(id);
             }
             if (mine == null) {
                 OwnerInfo owner = request.owner();
                 arrived.add(id);
-                append(queue, QueueLog.arrival(new TtlRecord(id, owner.pid(), now, now + leaseMillis, owner.host(),
-                        request.name())));
-                snapshot = read(queue);
-                log = QueueLog.replay(snapshot.text());
-                if (log.get(id) == null) {
-                    return Optional.empty(); // the file was compacted under our append: next attempt appends again
+                String arrival = QueueLog.arrival(new TtlRecord(id, owner.pid(), now, now + leaseMillis, owner.host(),
+                        request.name()));
+                // The read right after shows whether the line landed (it is lost when a compaction
+                // replaced the file under the append): no look after the write, and when it is
+                // missing it is appended again at once.
+                SafeFiles.Seen known = null;
+                for (int round = 0; ; round++) {
+                    snapshot = read(queue, append(queue, arrival, known, false));
+                    log = QueueLog.replay(snapshot.text());
+                    if (log.get(id) != null) {
+                        break;
+                    }
+                    if (round >= 4) {
+                        return Optional.empty(); // compacted under every append: the next attempt appends again
+                    }
+                    known = snapshot.seen();
                 }
             } else if (mine.leaseUntil - now < leaseMillis / 2) {
-                append(queue, QueueLog.renewal(id, now + leaseMillis)); // keep our place while we wait
+                // keep our place while we wait; nothing reads it back, so the append checks it landed
+                append(queue, QueueLog.renewal(id, now + leaseMillis), snapshot.seen(), true);
             }
             QueueLog.Contender holder = log.holder(System.currentTimeMillis());
             if (holder == null || !holder.record.id().equals(id)) {
@@ -165,7 +181,7 @@ final class QueueLockBackend implements LockBackend {
                 return Optional.empty();
             }
             long token = DirectoryFence.of(directory).next();
-            Snapshot again = read(queue);
+            Snapshot again = read(queue, snapshot.seen());
             QueueLog.Contender still = QueueLog.replay(again.text()).holder(System.currentTimeMillis());
             // The file can be gone for a moment (a compaction that removed it is forwarding our line
             // to a new one): not ours yet, the next attempt sees the new file.
@@ -174,7 +190,8 @@ final class QueueLockBackend implements LockBackend {
                 return Optional.empty();
             }
             places.remove(id);
-            append(queue, QueueLog.token(id, token)); // for status; a lost one only hides the token there
+            // For status; a lost one only hides the token there, so no look after the write.
+            append(queue, QueueLog.token(id, token), again.seen(), false);
             return Optional.of(new QueueGrant(stem, id, token));
         } catch (IOException e) {
             throw LockFile.failure("cannot use queue " + queue, e);
@@ -229,7 +246,7 @@ final class QueueLockBackend implements LockBackend {
     }
 
     private boolean isHolder(QueueGrant g) throws IOException {
-        QueueLog.Contender holder = QueueLog.replay(read(queue(g.stem())).text()).holder(System.currentTimeMillis());
+        QueueLog.Contender holder = QueueLog.replay(read(queue(g.stem()), null).text()).holder(System.currentTimeMillis());
         return holder != null && holder.record.id().equals(g.id());
     }
 
@@ -252,7 +269,7 @@ final class QueueLockBackend implements LockBackend {
             Snapshot after = appendUntilSeen(queue, QueueLog.removal(id), log -> log.get(id) == null, false);
             arrived.remove(id);
             if (after != null && QueueLog.replay(after.text()).holder(System.currentTimeMillis()) == null) {
-                compact(stem); // nobody left: the file goes, so a name nobody holds leaves nothing
+                compact(stem, after.seen()); // nobody left: the file goes, so a name nobody holds leaves nothing
             } else {
                 compactIfLarge(stem, after);
             }
@@ -283,7 +300,7 @@ final class QueueLockBackend implements LockBackend {
             }
         }
         if (seen.size() >= 2 * live) {
-            compact(stem);
+            compact(stem, null);
         }
     }
 
@@ -291,13 +308,13 @@ final class QueueLockBackend implements LockBackend {
      * Compaction proper; a queue left with no live contender is removed instead of rewritten
      * (lines appended to it meanwhile are forwarded the same way, which makes it again).
      */
-    private void compact(String stem) throws IOException {
+    private void compact(String stem, SafeFiles.Seen seen) throws IOException {
         Path queue = queue(stem);
         try (BreakerLock breaker = BreakerLock.tryTake(directory, stem)) {
             if (breaker == null) {
                 return;
             }
-            try (FileChannel old = SafeFiles.openExisting("queue file", queue, false)) {
+            try (FileChannel old = SafeFiles.openExistingWithKey("queue file", queue, false, seen).channel()) {
                 ByteBuffer before = ByteBuffer.allocate((int) Math.min(MAX_QUEUE_BYTES, old.size() + 4096));
                 while (before.hasRemaining() && old.read(before) > 0) {
                     // read it all (a regular file, checked when opened)
@@ -325,12 +342,22 @@ final class QueueLockBackend implements LockBackend {
                         Files.deleteIfExists(temp);
                     }
                 }
-                ByteBuffer late = ByteBuffer.allocate(64 * 1024);
-                while (late.hasRemaining() && old.read(late) > 0) {
-                    // whatever was appended to the old file after our read
+                // Whatever was appended to the old file after our read: usually nothing, so the
+                // buffer starts small (a 64 KiB one, zeroed at every release, cost more than the
+                // rest of the release's own work).
+                ByteBuffer late = ByteBuffer.allocate(4096);
+                while (old.read(late) > 0) {
+                    if (!late.hasRemaining()) {
+                        if (late.capacity() >= MAX_QUEUE_BYTES) {
+                            break;
+                        }
+                        ByteBuffer larger = ByteBuffer.allocate(2 * late.capacity());
+                        late.flip();
+                        late = larger.put(late);
+                    }
                 }
                 if (late.position() > 0) {
-                    append(queue, new String(late.array(), 0, late.position(), StandardCharsets.UTF_8));
+                    append(queue, new String(late.array(), 0, late.position(), StandardCharsets.UTF_8), null, true);
                 }
             } catch (NoSuchFileException e) {
                 // removed meanwhile: nothing to compact
@@ -338,21 +365,20 @@ final class QueueLockBackend implements LockBackend {
         }
     }
 
-    private Snapshot read(Path queue) throws IOException {
-        try (FileChannel channel = SafeFiles.openExisting("queue file", queue, false)) {
-            long size = channel.size();
-            if (size > MAX_QUEUE_BYTES) {
-                throw new LockBackendException("queue file " + queue + " is " + size + " bytes, far more than kanuki writes",
-                        "something else is writing to it; remove it when no process uses the lock", null);
-            }
-            ByteBuffer buffer = SafeFiles.readFrom(channel, (int) Math.min(MAX_QUEUE_BYTES, size + 4096));
-            BasicFileAttributes after = EntryFiles.attributes(queue);
-            Object key = after == null ? null : after.fileKey();
-            return new Snapshot(new String(buffer.array(), 0, buffer.limit(), StandardCharsets.UTF_8), key,
-                    buffer.limit());
-        } catch (NoSuchFileException e) {
+    /** @param known a look at the queue made a moment ago by the same call, or null (see {@link SafeFiles#readRegular}) */
+    private Snapshot read(Path queue, SafeFiles.Seen known) throws IOException {
+        SafeFiles.Content content = SafeFiles.readRegular("queue file", queue, 2048, MAX_QUEUE_BYTES, known);
+        if (content == null) {
             return Snapshot.ABSENT;
         }
+        if (content.cut()) {
+            throw new LockBackendException("queue file " + queue + " is more than " + MAX_QUEUE_BYTES
+                    + " bytes, far more than kanuki writes",
+                    "something else is writing to it; remove it when no process uses the lock", null);
+        }
+        ByteBuffer data = content.data();
+        return new Snapshot(new String(data.array(), 0, data.limit(), StandardCharsets.UTF_8), content.fileKey(),
+                data.limit(), content.seen());
     }
 
     /**
@@ -367,44 +393,49 @@ final class QueueLockBackend implements LockBackend {
      */
     private Snapshot appendUntilSeen(Path queue, String line, java.util.function.Predicate<QueueLog> landed,
                                      boolean lookFirst) throws IOException {
-        if (!lookFirst) {
-            append(queue, line);
-        }
+        // Each append is followed by a read that shows whether it landed: no look after the write.
+        SafeFiles.Seen look = lookFirst ? null : append(queue, line, null, false);
         for (int round = 0; round < 5; round++) {
-            Snapshot seen = read(queue);
+            Snapshot seen = read(queue, look);
             if (landed.test(QueueLog.replay(seen.text()))) {
                 return seen;
             }
-            append(queue, line);
+            look = append(queue, line, seen.seen(), false);
         }
-        Snapshot seen = read(queue);
+        Snapshot seen = read(queue, look);
         return landed.test(QueueLog.replay(seen.text())) ? seen : null;
     }
 
-    /** One append of one whole line: O_APPEND makes concurrent appends land one after another. */
     /**
-     * Appends a line. A compaction replaces (or removes) the file under its breaker lock and
-     * forwards what was appended to the old file while it worked; a line written to the old file
-     * after that is lost with it. So the appender checks, after writing, that the path still
-     * names the file it wrote to, and writes the line again to the new one when not (a line
-     * read twice is harmless: an arrival or removal is recorded once per contender).
+     * Appends one whole line (O_APPEND makes concurrent appends land one after another). A
+     * compaction replaces (or removes) the file under its breaker lock and forwards what was
+     * appended to the old file while it worked; a line written to the old file after that is
+     * lost with it. With {@code confirm}, the appender checks after writing that the path still
+     * names the file it wrote to, and writes the line again to the new one when not (a line read
+     * twice is harmless: an arrival or removal is recorded once per contender). Without it the
+     * caller reads the queue next and sees whether the line is there.
+     *
+     * @param known a look at the queue made a moment ago by the same call, or null
+     * @return the look made after opening (with {@code confirm}: after writing), for the caller's next open
      */
-    private static void append(Path queue, String line) throws IOException {
+    private static SafeFiles.Seen append(Path queue, String line, SafeFiles.Seen known, boolean confirm)
+            throws IOException {
         byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
         for (int round = 0; round < 1000; round++) {
-            Object written;
-            try (FileChannel channel = SafeFiles.openOrCreate("queue file", queue, true)) {
-                BasicFileAttributes opened = SafeFiles.look(queue);
-                written = opened == null ? null : opened.fileKey();
+            SafeFiles.Opened opened = SafeFiles.openOrCreate("queue file", queue, true, round == 0 ? known : null);
+            try (FileChannel channel = opened.channel()) {
                 ByteBuffer data = ByteBuffer.wrap(bytes);
                 int n = channel.write(data);
                 if (data.hasRemaining()) {
                     throw new IOException("short append to " + queue + " (" + n + " bytes)");
                 }
             }
-            BasicFileAttributes now = SafeFiles.look(queue);
-            if (written != null && now != null && written.equals(now.fileKey())) {
-                return;
+            if (!confirm) {
+                return opened.seen();
+            }
+            SafeFiles.Seen now = SafeFiles.lookWithLinks(queue);
+            if (opened.fileKey() != null && now != null && opened.fileKey().equals(now.attrs().fileKey())) {
+                return now;
             }
         }
         throw new LockBackendException("queue file " + queue + " keeps being replaced while a line is appended",
@@ -415,7 +446,7 @@ final class QueueLockBackend implements LockBackend {
     public LockStatus status(String name) {
         String stem = stem(name);
         try {
-            return statusOf(name, stem, QueueLog.replay(read(queue(stem)).text()));
+            return statusOf(name, stem, QueueLog.replay(read(queue(stem), null).text()));
         } catch (IOException e) {
             throw LockFile.failure("cannot read queue " + queue(stem), e);
         }
@@ -441,7 +472,7 @@ final class QueueLockBackend implements LockBackend {
         List<LockStatus> found = new ArrayList<>();
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory, "*.queue")) {
             for (Path entry : entries) {
-                QueueLog log = QueueLog.replay(read(entry).text());
+                QueueLog log = QueueLog.replay(read(entry, null).text());
                 List<QueueLog.Contender> all = log.contenders();
                 if (!all.isEmpty()) {
                     String file = entry.getFileName().toString();
@@ -459,7 +490,7 @@ final class QueueLockBackend implements LockBackend {
         String stem = stem(name);
         Path queue = queue(stem);
         try {
-            QueueLog log = QueueLog.replay(read(queue).text());
+            QueueLog log = QueueLog.replay(read(queue, null).text());
             LockStatus before = statusOf(name, stem, log);
             long now = System.currentTimeMillis();
             if (before.state() == LockStatus.State.HELD && !force) {
@@ -469,7 +500,7 @@ final class QueueLockBackend implements LockBackend {
             // Stale contenders are skipped by everyone already; removing them just tidies the file.
             for (QueueLog.Contender c : log.contenders()) {
                 if (!c.isLive(now) || (force && c == log.holder(now))) {
-                    append(queue, QueueLog.removal(c.record.id()));
+                    append(queue, QueueLog.removal(c.record.id()), null, true);
                 }
             }
             return before;
@@ -508,13 +539,13 @@ final class QueueLockBackend implements LockBackend {
     }
 
     private boolean pruneQueue(Path queue, String file, boolean dryRun) throws IOException {
-        if (QueueLog.replay(read(queue).text()).holder(System.currentTimeMillis()) != null) {
+        if (QueueLog.replay(read(queue, null).text()).holder(System.currentTimeMillis()) != null) {
             return false;
         }
         if (dryRun) {
             return true;
         }
-        compact(file.substring(0, file.length() - ".queue".length()));
+        compact(file.substring(0, file.length() - ".queue".length()), null);
         return EntryFiles.attributes(queue) == null;
     }
 

@@ -130,7 +130,7 @@ final class RenameStrategy implements EntryStrategy {
         }
         try (FileChannel channel = FileChannel.open(free(held), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                 LinkOption.NOFOLLOW_LINKS)) {
-            EntryFiles.writeInPlace(channel, TtlRecord.FREE);
+            EntryFiles.writeNew(channel, TtlRecord.FREE);
         } catch (FileAlreadyExistsException e) {
             // cannot happen while we hold the marker, unless planted: it is checked when taken
         }

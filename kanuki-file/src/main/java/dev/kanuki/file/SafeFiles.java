@@ -23,7 +23,13 @@ import java.nio.file.attribute.BasicFileAttributes;
  *       planted by {@code ln}); files kanuki replaces are written to a new name and renamed;</li>
  *   <li>it is opened read-write (on Linux, opening a FIFO read-write never blocks; a socket
  *       fails at once) and never following links, then looked at again: if the path no longer
- *       names the same regular file, the channel is closed and the call fails;</li>
+ *       names the same regular file, the channel is closed and the call fails (or looks again).
+ *       A file about to be written is looked at right after opening, before any write; a file
+ *       only read ({@link #readRegular}) once, after reading, and the content is discarded when
+ *       the path changed;</li>
+ *   <li>one {@code lstat} tells the kind, the identity and the link count
+ *       ({@link #lookWithLinks}); a look the caller made a moment ago at the same path may stand
+ *       for the look before an open (the look after it covers the longer window);</li>
  *   <li>reads and writes are positional ({@code pread}/{@code pwrite}), which fail at once on a
  *       FIFO instead of waiting for a writer.</li>
  * </ul>
@@ -90,29 +96,107 @@ final class SafeFiles {
     }
 
     /**
+     * The attributes the checks need (kind, identity, size) and the hard-link count, from one
+     * {@code lstat}: reading {@link BasicFileAttributes} and then {@code unix:nlink} would be two
+     * system calls, and the checks run around every open.
+     */
+    private static final String CHECKED_ATTRIBUTES = "unix:mode,nlink,size,fileKey";
+
+    /** What one {@code lstat} told: the entry's attributes and its hard links (1 where they cannot be told). */
+    record Seen(BasicFileAttributes attrs, int links) {
+    }
+
+    /** @return what is at the path with its link count, without following links, from one call; null when nothing is */
+    static Seen lookWithLinks(Path path) throws IOException {
+        try {
+            java.util.Map<String, Object> map = Files.readAttributes(path, CHECKED_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS);
+            return new Seen(new ModeAttributes(path, ((Number) map.get("mode")).intValue(),
+                    ((Number) map.get("size")).longValue(), map.get("fileKey")), ((Number) map.get("nlink")).intValue());
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (UnsupportedOperationException | IllegalArgumentException e) {
+            BasicFileAttributes attrs = look(path); // not a Unix file system: no link count to read
+            return attrs == null ? null : new Seen(attrs, 1);
+        }
+    }
+
+    /**
+     * {@link BasicFileAttributes} from the file mode {@link #lookWithLinks} read. The checks never
+     * use the times; asking for one reads them (another {@code lstat}).
+     */
+    private record ModeAttributes(Path path, int mode, long size, Object fileKey) implements BasicFileAttributes {
+        private java.nio.file.attribute.FileTime time(String name) {
+            try {
+                return (java.nio.file.attribute.FileTime) Files.getAttribute(path, name, LinkOption.NOFOLLOW_LINKS);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public java.nio.file.attribute.FileTime lastModifiedTime() {
+            return time("lastModifiedTime");
+        }
+
+        @Override
+        public java.nio.file.attribute.FileTime lastAccessTime() {
+            return time("lastAccessTime");
+        }
+
+        @Override
+        public java.nio.file.attribute.FileTime creationTime() {
+            return time("creationTime");
+        }
+
+        @Override
+        public boolean isRegularFile() {
+            return (mode & 0170000) == 0100000;
+        }
+
+        @Override
+        public boolean isDirectory() {
+            return (mode & 0170000) == 0040000;
+        }
+
+        @Override
+        public boolean isSymbolicLink() {
+            return (mode & 0170000) == 0120000;
+        }
+
+        @Override
+        public boolean isOther() {
+            return !isRegularFile() && !isDirectory() && !isSymbolicLink();
+        }
+    }
+
+    /**
      * Checks that the path is a regular file that may be used.
      *
      * @param forWrite also require a single hard link
      * @return its attributes, or null when nothing is there
      */
     static BasicFileAttributes checkRegular(String what, Path path, boolean forWrite) throws IOException {
-        BasicFileAttributes attrs = look(path);
-        if (attrs == null) {
+        if (!forWrite) {
+            BasicFileAttributes attrs = look(path);
+            if (attrs != null && !attrs.isRegularFile()) {
+                throw refused(what, path, kind(path, attrs));
+            }
+            return attrs;
+        }
+        Seen seen = lookWithLinks(path);
+        if (seen == null) {
             return null;
         }
-        if (!attrs.isRegularFile()) {
-            throw refused(what, path, kind(path, attrs));
+        if (!seen.attrs().isRegularFile()) {
+            throw refused(what, path, kind(path, seen.attrs()));
         }
-        if (forWrite) {
-            int links = links(path);
-            if (links == 0) {
-                return null; // removed just now
-            }
-            if (links > 1) {
-                throw linked(what, path, links);
-            }
+        if (seen.links() == 0) {
+            return null; // removed just now
         }
-        return attrs;
+        if (seen.links() > 1) {
+            throw linked(what, path, seen.links());
+        }
+        return seen.attrs();
     }
 
     /**
@@ -126,15 +210,45 @@ final class SafeFiles {
         return openExistingWithKey(what, path, forWrite).channel();
     }
 
-    /** An opened file and its identity (the path named that file before and after the open). */
-    record Opened(FileChannel channel, Object fileKey) {
+    /**
+     * An opened file and its identity (the path named that file before and after the open).
+     *
+     * @param seen the look made after opening a file for writing (null otherwise): the caller
+     *     may pass it on as the look before its next open of the same path
+     */
+    record Opened(FileChannel channel, Object fileKey, Seen seen) {
+    }
+
+    /**
+     * A look the caller made a moment ago at the same path, used as the look before an open
+     * instead of making another: the checks are the same (this regular file, one link when it
+     * will be written, the same file after opening), and the time between the look and the open
+     * is a few system calls longer, which the check after opening covers as it covers any race.
+     *
+     * @return the attributes to expect, or null when the look must be made (none given, or it showed
+     *     something the open would refuse: looked at again, to fail with the right message)
+     */
+    private static BasicFileAttributes fresh(Seen known, boolean forWrite) {
+        if (known == null || !known.attrs().isRegularFile() || (forWrite && known.links() != 1)) {
+            return null;
+        }
+        return known.attrs();
     }
 
     /** {@link #openExisting}, also telling which file was opened. */
     static Opened openExistingWithKey(String what, Path path, boolean forWrite) throws IOException {
+        return openExistingWithKey(what, path, forWrite, null);
+    }
+
+    /**
+     * {@link #openExistingWithKey(String, Path, boolean)} after a look the caller just made.
+     *
+     * @param known a look at the path made a moment ago (see {@link #fresh}), or null
+     */
+    static Opened openExistingWithKey(String what, Path path, boolean forWrite, Seen known) throws IOException {
         for (int round = 0; ; round++) {
             try {
-                return openExistingOnce(what, path, forWrite);
+                return openExistingOnce(what, path, forWrite, round == 0 ? fresh(known, forWrite) : null);
             } catch (Replaced e) {
                 if (round >= 1000) {
                     throw e.failure;
@@ -143,8 +257,9 @@ final class SafeFiles {
         }
     }
 
-    private static Opened openExistingOnce(String what, Path path, boolean forWrite) throws IOException {
-        BasicFileAttributes before = checkRegular(what, path, forWrite);
+    private static Opened openExistingOnce(String what, Path path, boolean forWrite, BasicFileAttributes known)
+            throws IOException {
+        BasicFileAttributes before = known != null ? known : checkRegular(what, path, forWrite);
         if (before == null) {
             throw new NoSuchFileException(path.toString());
         }
@@ -158,16 +273,27 @@ final class SafeFiles {
             // A file of another user we may only read: the look above showed a regular file.
             channel = FileChannel.open(path, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
         }
-        return new Opened(confirmOpened(what, path, channel, before.fileKey(), forWrite, false), before.fileKey());
+        return confirmOpened(what, path, channel, before.fileKey(), forWrite, false);
     }
 
     /**
      * Opens (creating when absent) a regular file for appending or writing, with every check.
+     *
+     * @return the channel and the identity of the file it is open on
      */
-    static FileChannel openOrCreate(String what, Path path, boolean append) throws IOException {
+    static Opened openOrCreate(String what, Path path, boolean append) throws IOException {
+        return openOrCreate(what, path, append, null);
+    }
+
+    /**
+     * {@link #openOrCreate(String, Path, boolean)} after a look the caller just made.
+     *
+     * @param known a look at the path made a moment ago (see {@link #fresh}), or null
+     */
+    static Opened openOrCreate(String what, Path path, boolean append, Seen known) throws IOException {
         for (int round = 0; ; round++) {
             try {
-                return openOrCreateOnce(what, path, append);
+                return openOrCreateOnce(what, path, append, round == 0 ? fresh(known, true) : null);
             } catch (Replaced e) {
                 if (round >= 1000) {
                     throw e.failure;
@@ -176,8 +302,9 @@ final class SafeFiles {
         }
     }
 
-    private static FileChannel openOrCreateOnce(String what, Path path, boolean append) throws IOException {
-        BasicFileAttributes before = checkRegular(what, path, true);
+    private static Opened openOrCreateOnce(String what, Path path, boolean append, BasicFileAttributes known)
+            throws IOException {
+        BasicFileAttributes before = known != null ? known : checkRegular(what, path, true);
         FileChannel channel = append
                 ? FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND,
                         LinkOption.NOFOLLOW_LINKS)
@@ -189,11 +316,14 @@ final class SafeFiles {
     /**
      * The check after opening: the path still names a regular file, the same one seen before
      * (when one was), with one link when it will be written. Closes the channel when not.
+     *
+     * @return the channel and the identity of the file at the path (that of the file opened)
      */
-    static FileChannel confirmOpened(String what, Path path, FileChannel channel, Object expectedKey, boolean forWrite,
+    static Opened confirmOpened(String what, Path path, FileChannel channel, Object expectedKey, boolean forWrite,
                                      boolean creating) throws IOException {
         try {
-            BasicFileAttributes after = look(path);
+            Seen seen = forWrite ? lookWithLinks(path) : null;
+            BasicFileAttributes after = forWrite ? (seen == null ? null : seen.attrs()) : look(path);
             if (after == null) {
                 if (creating) {
                     throw new Replaced(new LockBackendException(what + " " + path + " keeps being removed while it is"
@@ -210,7 +340,7 @@ final class SafeFiles {
                         + " being opened", "something else is creating or removing files in the lock directory; stop it", null));
             }
             if (forWrite) {
-                int links = links(path);
+                int links = seen.links();
                 if (links == 0) {
                     if (creating) {
                         throw new Replaced(new LockBackendException(what + " " + path + " keeps being removed while it"
@@ -222,7 +352,7 @@ final class SafeFiles {
                     throw linked(what, path, links);
                 }
             }
-            return channel;
+            return new Opened(channel, after.fileKey(), seen);
         } catch (IOException | RuntimeException e) {
             channel.close();
             throw e;
@@ -236,6 +366,102 @@ final class SafeFiles {
         Replaced(LockBackendException failure) {
             super(failure.getMessage());
             this.failure = failure;
+        }
+    }
+
+    /** The content of a small file read by {@link #readRegular}, and the identity of the file it came from. */
+    record Content(ByteBuffer data, Object fileKey, boolean cut, Seen seen) {
+    }
+
+    /**
+     * Reads a small regular file whole, never following a link and never blocking: one look
+     * before opening (refuses anything but a regular file, and a FIFO or device is never opened),
+     * a read-write open (which never blocks on Linux, even on a FIFO swapped in meanwhile), positional reads
+     * (which fail at once on a FIFO), then one look after reading that must show the same
+     * regular file. That second look is the identity check of the open and the identity of the
+     * content at once: if the path was swapped between the first look and the open, what was
+     * read is discarded and the read is made again (reading another file does it no harm;
+     * nothing is written here).
+     *
+     * @param initial the size to read first (the buffer grows when the file is larger)
+     * @param max the most bytes read; {@link Content#cut()} tells when the file holds more
+     * @return the content, or null when nothing is at the path (or it was removed while being read)
+     */
+    static Content readRegular(String what, Path path, int initial, int max) throws IOException {
+        return readRegular(what, path, initial, max, null);
+    }
+
+    /**
+     * {@link #readRegular(String, Path, int, int)} after a look the caller just made.
+     *
+     * @param known a look at the path made a moment ago (see {@link #fresh}), or null
+     * @return as there; {@link Content#seen()} is the look made after reading (with the link
+     *     count), for the caller's next open of the path
+     */
+    static Content readRegular(String what, Path path, int initial, int max, Seen known) throws IOException {
+        for (int round = 0; ; round++) {
+            BasicFileAttributes given = round == 0 ? fresh(known, false) : null;
+            BasicFileAttributes before = given != null ? given : checkRegular(what, path, false);
+            if (before == null) {
+                return null;
+            }
+            FileChannel opened;
+            try {
+                opened = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+            } catch (NoSuchFileException e) {
+                return null;
+            } catch (AccessDeniedException e) {
+                try {
+                    // A file of another user we may only read: the look above showed a regular file.
+                    opened = FileChannel.open(path, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+                } catch (NoSuchFileException gone) {
+                    return null;
+                }
+            }
+            ByteBuffer buffer;
+            boolean cut;
+            try (FileChannel channel = opened) {
+                buffer = ByteBuffer.allocate(Math.max(1, Math.min(initial, max)));
+                while (true) {
+                    int n = channel.read(buffer, buffer.position());
+                    if (n < 0) {
+                        break;
+                    }
+                    if (!buffer.hasRemaining()) {
+                        if (buffer.capacity() >= max) {
+                            break;
+                        }
+                        ByteBuffer larger = ByteBuffer.allocate((int) Math.min(max, 2L * buffer.capacity()));
+                        buffer.flip();
+                        larger.put(buffer);
+                        buffer = larger;
+                    }
+                }
+                cut = !buffer.hasRemaining() && channel.read(ByteBuffer.allocate(1), buffer.position()) > 0;
+            } catch (IOException e) {
+                // A FIFO or device swapped in between the look and the open: name it, as the look would have.
+                BasicFileAttributes now = look(path);
+                if (now != null && !now.isRegularFile()) {
+                    throw refused(what, path, kind(path, now));
+                }
+                throw e;
+            }
+            Seen seen = lookWithLinks(path);
+            if (seen == null) {
+                return null; // removed while we read it
+            }
+            BasicFileAttributes after = seen.attrs();
+            if (!after.isRegularFile()) {
+                throw refused(what, path, kind(path, after));
+            }
+            if (java.util.Objects.equals(after.fileKey(), before.fileKey())) { // both null: no identity to tell
+                buffer.flip();
+                return new Content(buffer, after.fileKey(), cut, seen);
+            }
+            if (round >= 1000) {
+                throw new LockBackendException(what + " " + path + " keeps being replaced while it is being read",
+                        "something else is creating or removing files in the lock directory; stop it", null);
+            }
         }
     }
 
