@@ -15,8 +15,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -74,6 +76,17 @@ final class ZooKeeperLockBackend implements LockBackend {
     private final LateCreates late;
     private final WaitQueue queue;
     private final LockInspector inspector;
+    /**
+     * Queue directories this provider saw in use a moment ago (nanoTime when seen), by path. A
+     * fast-path {@code multi} fails while a queue exists, and a failed write still costs a write
+     * round trip through the leader, so an acquisition of such a name goes straight to the queue.
+     * Only a hint: a queue found gone sends the acquisition back to the fast path.
+     */
+    private final Map<String, Long> busyQueues = new ConcurrentHashMap<>();
+    /** How long a queue seen in use counts as still in use. */
+    private static final long BUSY_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** Names remembered at most; past it the memory starts again (it is only a hint). */
+    private static final int BUSY_MAX = 4096;
 
     ZooKeeperLockBackend(String connectString, String prefix, String scope, Duration timeout, Duration session) {
         this.paths = NodePaths.under(prefix);
@@ -135,17 +148,55 @@ final class ZooKeeperLockBackend implements LockBackend {
         // retries of a create lost with the connection stop here; each call waits at most the caller's time left
         long until = System.nanoTime() + request.callTimeout(timeout).toNanos();
         String dir = paths.queue(request);
-        if (request.mode() != LockMode.SHARED && !queue.isWaiting(request)) {
+        WaitQueue.Front front = request.mode() == LockMode.PERMIT ? takeFreePermit(request, nodes, data)
+                : queue.holdUnlessLocked(nodes.get(0));
+        boolean fastFirst = request.mode() != LockMode.SHARED && !queue.isWaiting(request);
+        if (fastFirst && seenBusy(dir)) {
+            try {
+                return queued(request, queue.advance(request, dir, data, front, epoch, until, true));
+            } catch (WaitQueue.NoQueue e) {
+                busyQueues.remove(dir); // the queue went meanwhile: the fast path is open
+            }
+        }
+        if (fastFirst) {
             Optional<Grant> fast = fastPath(request, dir, nodes, data, until);
             if (fast.isPresent()) {
+                busyQueues.remove(dir);
                 return fast;
             }
         }
-        WaitQueue.Front front = request.mode() == LockMode.PERMIT ? takeFreePermit(request, nodes, data)
-                : queue.holdUnlessLocked(nodes.get(0));
-        Optional<ZkGrant> queued = queue.advance(request, dir, data, front, epoch, until);
+        try {
+            // a fast path refused because the queue exists has just marked it busy
+            return queued(request, queue.advance(request, dir, data, front, epoch, until, seenBusy(dir)));
+        } catch (WaitQueue.NoQueue e) {
+            busyQueues.remove(dir);
+            return queued(request, queue.advance(request, dir, data, front, epoch, until, false));
+        }
+    }
+
+    private Optional<Grant> queued(LockRequest request, Optional<ZkGrant> queued) {
         queued.ifPresent(g -> late.settle(request, g.token)); // a late fast-path node of this acquisition goes
         return queued.map(g -> g);
+    }
+
+    /** @return whether the queue directory {@code dir} was seen in use a moment ago */
+    private boolean seenBusy(String dir) {
+        Long seen = busyQueues.get(dir);
+        if (seen == null) {
+            return false;
+        }
+        if (System.nanoTime() - seen > BUSY_NANOS) {
+            busyQueues.remove(dir, seen);
+            return false;
+        }
+        return true;
+    }
+
+    private void markBusy(String dir) {
+        if (busyQueues.size() >= BUSY_MAX) {
+            busyQueues.clear();
+        }
+        busyQueues.put(dir, System.nanoTime());
     }
 
     /**
@@ -162,6 +213,7 @@ final class ZooKeeperLockBackend implements LockBackend {
             }
             ambiguous |= attempt.ambiguous();
             if (attempt.queued()) {
+                markBusy(dir);
                 break;
             }
         }
@@ -372,7 +424,16 @@ final class ZooKeeperLockBackend implements LockBackend {
             }
             calls.await(calls.deleteOnSession(g.path, version, g.sessionId), "releasing", timeout);
             if (g.queueDir != null) {
-                calls.deleteIfEmpty(g.queueDir); // the last place to leave removes the queue: the fast path is open again
+                // The last place to leave removes the queue: the fast path is open again. A queue
+                // that others still wait in tells the next acquisition here to go straight to it.
+                String dir = g.queueDir;
+                calls.deleteIfEmpty(dir).thenAccept(code -> {
+                    if (code == Code.NOTEMPTY) {
+                        markBusy(dir);
+                    } else {
+                        busyQueues.remove(dir);
+                    }
+                });
             }
         } catch (LockBackendException e) {
             // The node stays until its session ends (when this provider closes or this JVM dies).

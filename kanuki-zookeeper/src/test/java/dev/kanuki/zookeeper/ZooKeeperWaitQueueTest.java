@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockProvider;
+import dev.kanuki.LockStatus;
 import dev.kanuki.LockTimeoutException;
 import dev.kanuki.spi.SafeNames;
 import dev.kanuki.testkit.ZooKeeperServer;
@@ -34,8 +35,8 @@ class ZooKeeperWaitQueueTest extends WithZooKeeperServer {
     java.nio.file.Path tempDir;
 
     /**
-     * @param i 0, 1 or 2
-     * @return a provider on the test server in one of three scopes (host spellings): this JVM
+     * @param i 0, 1, 2 or 3
+     * @return a provider on the test server in one of four scopes (host spellings): this JVM
      *     keeps no common in-JVM queue for them, so they meet only in ZooKeeper's wait queue
      */
     private static LockProvider inScope(int i) {
@@ -43,8 +44,20 @@ class ZooKeeperWaitQueueTest extends WithZooKeeperServer {
         return LockProvider.open(switch (i) {
             case 0 -> "zookeeper://127.0.0.1" + port;
             case 1 -> "zookeeper://localhost" + port;
-            default -> "zookeeper://localhost" + port + ",127.0.0.1" + port;
+            case 2 -> "zookeeper://localhost" + port + ",127.0.0.1" + port;
+            default -> "zookeeper://127.0.0.1" + port + ",localhost" + port;
         });
+    }
+
+    /** @return the session that owns a place in the name's queue */
+    private static long sessionOf(String name, String place) throws Exception {
+        return admin.checkExists().forPath(queueDir(name) + "/" + place).getEphemeralOwner();
+    }
+
+    /** Waits until {@code session} watches {@code path} on the server. */
+    private static void awaitWatch(String path, long session) {
+        Awaitility.await().atMost(Duration.ofSeconds(30))
+                .until(() -> ServerWatches.byPath(server).getOrDefault(path, List.of()).contains(session));
     }
 
     private static String lockNode(String name) {
@@ -121,6 +134,113 @@ class ZooKeeperWaitQueueTest extends WithZooKeeperServer {
                 for (HolderJvm w : waiters) {
                     w.close();
                 }
+            }
+            awaitNothingLeft(name);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void aWaiterWokenByTheReleaseBeforeItHoldsWithoutAnotherRequest() throws Exception {
+        String name = "woken holds";
+        try (LockProvider a = inScope(0);
+             LockProvider b = inScope(1);
+             LockProvider c = inScope(2)) {
+            LockHandle first = a.lock(name).acquire(Duration.ofSeconds(5)); // the fast path: the lock node
+            CompletableFuture<LockHandle> second = b.lock(name).acquireAsync(Duration.ofSeconds(30));
+            awaitPlaces(name, 1);
+            awaitWatch(lockNode(name), sessionOf(name, places(name).get(0)));
+            first.close();
+            LockHandle bHeld = second.get(10, TimeUnit.SECONDS); // first in line, the lock node gone: by its place
+            CompletableFuture<LockHandle> third = c.lock(name).acquireAsync(Duration.ofSeconds(30));
+            awaitPlaces(name, 2);
+            List<String> places = places(name);
+            long cSession = sessionOf(name, places.get(1));
+            awaitWatch(queueDir(name) + "/" + places.get(0), cSession);
+            long before = ServerWatches.lastRequest(server, cSession);
+            bHeld.close();
+            try (LockHandle cHeld = third.get(10, TimeUnit.SECONDS)) {
+                // the deleted place was first and no fast-path holder can come back while c queues:
+                // the event alone says c holds, no read needed
+                assertEquals(before, ServerWatches.lastRequest(server, cSession), "c asked the server before holding");
+                assertTrue(bHeld.fencingToken() > first.fencingToken(), "b's token after a's");
+                assertTrue(cHeld.fencingToken() > bHeld.fencingToken(), "c's token after b's");
+                LockStatus status = a.status(name);
+                assertTrue(status.isHeld());
+                assertEquals(cHeld.fencingToken(), status.lastFencingToken(), "status names c's place");
+                assertEquals(List.of(places.get(1)), places(name));
+            }
+            awaitNothingLeft(name);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void aWaiterWhosePredecessorGivesUpDoesNotOvertakeTheHolder() throws Exception {
+        String name = "predecessor gives up";
+        try (LockProvider a = inScope(0);
+             LockProvider b = inScope(1);
+             LockProvider c = inScope(2);
+             LockProvider d = inScope(3)) {
+            LockHandle held = a.lock(name).acquire(Duration.ofSeconds(5)); // the fast path: the lock node
+            List<CompletableFuture<LockHandle>> waiting = new ArrayList<>();
+            for (LockProvider p : List.of(b, c, d)) {
+                waiting.add(p.lock(name).acquireAsync(Duration.ofSeconds(60)));
+                awaitPlaces(name, waiting.size());
+            }
+            List<String> places = places(name);
+            long dSession = sessionOf(name, places.get(2));
+            awaitWatch(queueDir(name) + "/" + places.get(1), dSession);
+            // c leaves: it was not first, so b is still before d, which must read the queue again
+            waiting.get(1).cancel(true);
+            awaitPlaces(name, 2);
+            awaitWatch(queueDir(name) + "/" + places.get(0), dSession);
+            assertFalse(waiting.get(2).isDone(), "d overtook b");
+            // b leaves: it was first, but a holds the lock node (taken before the queue existed)
+            waiting.get(0).cancel(true);
+            awaitPlaces(name, 1);
+            awaitWatch(lockNode(name), dSession);
+            assertFalse(waiting.get(2).isDone(), "d overtook the fast-path holder");
+            assertTrue(held.isHeld());
+            held.close();
+            try (LockHandle dHeld = waiting.get(2).get(10, TimeUnit.SECONDS)) {
+                assertTrue(dHeld.fencingToken() > held.fencingToken());
+            }
+            awaitNothingLeft(name);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void alternatingProvidersAreServedInTurnWithRisingTokens() throws Exception {
+        // two providers taking turns on one name: every acquisition but the first queues behind
+        // the other's place, and each goes straight to the queue it saw in use
+        String name = "in turn";
+        try (LockProvider a = inScope(0);
+             LockProvider b = inScope(1)) {
+            LockHandle held = a.lock(name).acquire(Duration.ofSeconds(5));
+            long previous = held.fencingToken();
+            List<LockProvider> sides = List.of(a, b);
+            for (int turn = 1; turn <= 12; turn++) {
+                LockProvider next = sides.get(turn % 2);
+                CompletableFuture<LockHandle> waiting = next.lock(name).acquireAsync(Duration.ofSeconds(30));
+                awaitPlaces(name, turn == 1 ? 1 : 2); // the first holder took the lock node, the others their places
+                assertFalse(waiting.isDone(), "turn " + turn + " took a held lock");
+                held.close();
+                held = waiting.get(10, TimeUnit.SECONDS);
+                assertTrue(held.fencingToken() > previous, "turn " + turn + ": token " + held.fencingToken()
+                        + " after " + previous);
+                assertEquals(held.fencingToken(), a.status(name).lastFencingToken(), "turn " + turn);
+                previous = held.fencingToken();
+            }
+            held.close();
+            awaitNothingLeft(name);
+            // The queue is gone, though b last saw it in use (a was still waiting when b released):
+            // b's next acquisition, sent straight to the queue, finds none and takes the fast path.
+            try (LockHandle again = b.lock(name).acquire(Duration.ofSeconds(5))) {
+                assertTrue(again.fencingToken() > previous);
+                assertTrue(admin.checkExists().forPath(lockNode(name)) != null, "taken through a queue, not the lock node");
+                assertTrue(admin.checkExists().forPath(queueDir(name)) == null, "a queue left behind");
             }
             awaitNothingLeft(name);
         }
