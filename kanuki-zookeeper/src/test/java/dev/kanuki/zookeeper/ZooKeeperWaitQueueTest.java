@@ -35,8 +35,8 @@ class ZooKeeperWaitQueueTest extends WithZooKeeperServer {
     java.nio.file.Path tempDir;
 
     /**
-     * @param i 0, 1, 2 or 3
-     * @return a provider on the test server in one of four scopes (host spellings): this JVM
+     * @param i 0, 1 or 2
+     * @return a provider on the test server in one of three scopes (host spellings): this JVM
      *     keeps no common in-JVM queue for them, so they meet only in ZooKeeper's wait queue
      */
     private static LockProvider inScope(int i) {
@@ -44,8 +44,7 @@ class ZooKeeperWaitQueueTest extends WithZooKeeperServer {
         return LockProvider.open(switch (i) {
             case 0 -> "zookeeper://127.0.0.1" + port;
             case 1 -> "zookeeper://localhost" + port;
-            case 2 -> "zookeeper://localhost" + port + ",127.0.0.1" + port;
-            default -> "zookeeper://127.0.0.1" + port + ",localhost" + port;
+            default -> "zookeeper://localhost" + port + ",127.0.0.1" + port;
         });
     }
 
@@ -180,31 +179,42 @@ class ZooKeeperWaitQueueTest extends WithZooKeeperServer {
         String name = "predecessor gives up";
         try (LockProvider a = inScope(0);
              LockProvider b = inScope(1);
-             LockProvider c = inScope(2);
-             LockProvider d = inScope(3)) {
+             LockProvider c = inScope(2)) {
             LockHandle held = a.lock(name).acquire(Duration.ofSeconds(5)); // the fast path: the lock node
-            List<CompletableFuture<LockHandle>> waiting = new ArrayList<>();
-            for (LockProvider p : List.of(b, c, d)) {
-                waiting.add(p.lock(name).acquireAsync(Duration.ofSeconds(60)));
-                awaitPlaces(name, waiting.size());
-            }
-            List<String> places = places(name);
-            long dSession = sessionOf(name, places.get(2));
-            awaitWatch(queueDir(name) + "/" + places.get(1), dSession);
-            // c leaves: it was not first, so b is still before d, which must read the queue again
-            waiting.get(1).cancel(true);
-            awaitPlaces(name, 2);
-            awaitWatch(queueDir(name) + "/" + places.get(0), dSession);
-            assertFalse(waiting.get(2).isDone(), "d overtook b");
-            // b leaves: it was first, but a holds the lock node (taken before the queue existed)
-            waiting.get(0).cancel(true);
+            CompletableFuture<LockHandle> bWaits = b.lock(name).acquireAsync(Duration.ofSeconds(60));
             awaitPlaces(name, 1);
-            awaitWatch(lockNode(name), dSession);
-            assertFalse(waiting.get(2).isDone(), "d overtook the fast-path holder");
+            CompletableFuture<LockHandle> cWaits = c.lock(name).acquireAsync(Duration.ofSeconds(60));
+            awaitPlaces(name, 2);
+            List<String> places = places(name);
+            long cSession = sessionOf(name, places.get(1));
+            awaitWatch(queueDir(name) + "/" + places.get(0), cSession);
+            // b leaves; it was first, but a holds the lock node, taken before the queue existed
+            bWaits.cancel(true);
+            awaitPlaces(name, 1);
+            awaitWatch(lockNode(name), cSession);
+            assertFalse(cWaits.isDone(), "c overtook the fast-path holder");
             assertTrue(held.isHeld());
             held.close();
-            try (LockHandle dHeld = waiting.get(2).get(10, TimeUnit.SECONDS)) {
-                assertTrue(dHeld.fencingToken() > held.fencingToken());
+            LockHandle cHeld = cWaits.get(10, TimeUnit.SECONDS); // by its place
+            assertTrue(cHeld.fencingToken() > held.fencingToken());
+
+            // Now c holds by its place; b and then a queue behind it, and b leaves: b was not
+            // first, so c is still before a, which must read the queue again and wait for c.
+            CompletableFuture<LockHandle> bAgain = b.lock(name).acquireAsync(Duration.ofSeconds(60));
+            awaitPlaces(name, 2);
+            CompletableFuture<LockHandle> aWaits = a.lock(name).acquireAsync(Duration.ofSeconds(60));
+            awaitPlaces(name, 3);
+            places = places(name);
+            long aSession = sessionOf(name, places.get(2));
+            awaitWatch(queueDir(name) + "/" + places.get(1), aSession);
+            bAgain.cancel(true);
+            awaitPlaces(name, 2);
+            awaitWatch(queueDir(name) + "/" + places.get(0), aSession);
+            assertFalse(aWaits.isDone(), "a overtook c, which holds");
+            assertTrue(cHeld.isHeld());
+            cHeld.close();
+            try (LockHandle aHeld = aWaits.get(10, TimeUnit.SECONDS)) {
+                assertTrue(aHeld.fencingToken() > cHeld.fencingToken());
             }
             awaitNothingLeft(name);
         }
