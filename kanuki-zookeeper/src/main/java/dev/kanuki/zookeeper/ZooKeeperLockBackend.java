@@ -17,8 +17,11 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -87,6 +90,10 @@ final class ZooKeeperLockBackend implements LockBackend {
     private static final long BUSY_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Names remembered at most; past it the memory starts again (it is only a hint). */
     private static final int BUSY_MAX = 4096;
+    /** Queue directories whose removal is scheduled ({@link #removeQueueIfEmpty}). */
+    private final Set<String> pendingQueueDeletes = ConcurrentHashMap.newKeySet();
+    /** Sends the scheduled removals; made on first use. */
+    private ScheduledExecutorService laterDeletes;
 
     ZooKeeperLockBackend(String connectString, String prefix, String scope, Duration timeout, Duration session) {
         this.paths = NodePaths.under(prefix);
@@ -190,6 +197,49 @@ final class ZooKeeperLockBackend implements LockBackend {
             return false;
         }
         return true;
+    }
+
+    /**
+     * The last place to leave removes the queue, which opens the fast path again. The delete is a
+     * write even when it fails (others still wait), and it would sit in this session's pipeline
+     * before the next request, so while the queue is in use it is sent once, a moment later, not
+     * after every release: an empty queue left meanwhile only sends acquisitions through it.
+     */
+    private void removeQueueIfEmpty(String dir) {
+        if (!seenBusy(dir)) {
+            deleteQueueIfEmpty(dir);
+        } else if (pendingQueueDeletes.add(dir)) {
+            try {
+                laterDeletes().schedule(() -> {
+                    pendingQueueDeletes.remove(dir);
+                    deleteQueueIfEmpty(dir);
+                }, BUSY_NANOS, TimeUnit.NANOSECONDS);
+            } catch (RuntimeException e) {
+                pendingQueueDeletes.remove(dir); // closed meanwhile: the server removes an empty container
+            }
+        }
+    }
+
+    /** Deletes the queue if it is empty; one that others still wait in marks the name busy. */
+    private void deleteQueueIfEmpty(String dir) {
+        calls.deleteIfEmpty(dir).thenAccept(code -> {
+            if (code == Code.NOTEMPTY) {
+                markBusy(dir);
+            } else {
+                busyQueues.remove(dir);
+            }
+        });
+    }
+
+    private synchronized ScheduledExecutorService laterDeletes() {
+        if (laterDeletes == null) {
+            laterDeletes = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "kanuki-zookeeper-queue-cleanup");
+                t.setDaemon(true);
+                return t;
+            });
+        }
+        return laterDeletes;
     }
 
     private void markBusy(String dir) {
@@ -424,16 +474,7 @@ final class ZooKeeperLockBackend implements LockBackend {
             }
             calls.await(calls.deleteOnSession(g.path, version, g.sessionId), "releasing", timeout);
             if (g.queueDir != null) {
-                // The last place to leave removes the queue: the fast path is open again. A queue
-                // that others still wait in tells the next acquisition here to go straight to it.
-                String dir = g.queueDir;
-                calls.deleteIfEmpty(dir).thenAccept(code -> {
-                    if (code == Code.NOTEMPTY) {
-                        markBusy(dir);
-                    } else {
-                        busyQueues.remove(dir);
-                    }
-                });
+                removeQueueIfEmpty(g.queueDir);
             }
         } catch (LockBackendException e) {
             // The node stays until its session ends (when this provider closes or this JVM dies).
@@ -482,6 +523,27 @@ final class ZooKeeperLockBackend implements LockBackend {
 
     @Override
     public void close() {
+        synchronized (this) {
+            if (laterDeletes != null) {
+                laterDeletes.shutdownNow();
+            }
+        }
+        // Queue removals still scheduled are sent now, so that a provider closed right after its
+        // last release leaves no empty queue (the server would remove it, but only after a while).
+        List<CompletableFuture<Code>> deletes = new ArrayList<>();
+        for (String dir : pendingQueueDeletes) {
+            deletes.add(calls.deleteIfEmpty(dir));
+        }
+        pendingQueueDeletes.clear();
+        try {
+            CompletableFuture.allOf(deletes.toArray(CompletableFuture[]::new)).get(timeout.toMillis(),
+                    TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            LOG.debug("queue removals not answered before closing ({}); the server removes empty queues", e.toString());
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+        }
         client.close(); // ends the session: any node still on it goes at once
     }
 }
