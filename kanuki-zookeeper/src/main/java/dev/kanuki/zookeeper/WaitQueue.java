@@ -36,6 +36,10 @@ import org.slf4j.LoggerFactory;
  * {@link ZooKeeperLockBackend}), and the directory exists while a place is in it; the last one to
  * leave removes it (the server removes a container a crashed waiter left empty).
  *
+ * <p>A waiter woken by the deletion of the place it watched holds without reading the queue again
+ * when that place was first in line and the lock node was seen free after the waiter queued
+ * ({@link #holdsWithoutReading}): a handoff costs the waiter no request.
+ *
  * <p>An abandoned acquisition (deadline passed, cancelled, failed) deletes its place; a create
  * whose answer did not come is found by its owner id, or deleted when its answer arrives. A place
  * lost with its session is made again at the back of the queue.
@@ -337,13 +341,14 @@ final class WaitQueue {
      */
     private void enqueue(Place place, long until, boolean expected, String lockNode) {
         while (true) {
+            // reads sent behind an earlier create that was not answered are not this place's
+            place.pendingChildren = null;
+            place.pendingLock = null;
             if (place.unsure && findOwn(place, place.callLimit(calls))) {
                 return;
             }
             boolean alone = expected && !place.unsure;
             CompletableFuture<Created> sent;
-            place.pendingChildren = null;
-            place.pendingLock = null;
             if (alone) {
                 // The directory exists: create the place alone, and send the reads that follow
                 // right behind it on the same connection, so they come back one round trip later

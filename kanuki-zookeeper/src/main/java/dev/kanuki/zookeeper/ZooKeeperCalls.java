@@ -172,14 +172,14 @@ final class ZooKeeperCalls {
     /**
      * Deletes a node if it has no children, without waiting for the answer (NOTEMPTY and NONODE are fine).
      *
-     * @return the answer's code, when it comes (never completes when the request could not be sent)
+     * @return the answer's code, when it comes (completes exceptionally when the request could not be sent)
      */
     CompletableFuture<Code> deleteIfEmpty(String path) {
         CompletableFuture<Code> done = new CompletableFuture<>();
         try {
             zk().delete(path, -1, (rc, p, ctx) -> done.complete(Code.get(rc)), null);
         } catch (RuntimeException e) {
-            // not connected: the server removes an empty container node by itself
+            done.completeExceptionally(e); // no session: the server removes an empty container node by itself
         }
         return done;
     }

@@ -48,7 +48,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A contended acquisition, and every reader of a read-write lock, waits in the name's
  * {@link WaitQueue}: FIFO across JVMs, each waiter watching one node, and holding by its own place
- * when nothing is before it. A semaphore of n permits is n nodes under {@code PREFIX/permit},
+ * when nothing is before it. A name whose queue this provider saw in use within the last second
+ * skips the fast path (a refused multi is still a logged write), and while the queue is in use a
+ * release schedules the queue's removal a second later instead of sending it behind its delete. A semaphore of n permits is n nodes under {@code PREFIX/permit},
  * tried in order by the same guarded create; its waiters queue too, and only the first in line
  * watches the permits ({@link #takeFreePermit}). Where the nodes live: {@link NodePaths}; what
  * {@code status}, {@code list} and {@code break} see: {@link LockInspector}.
@@ -530,13 +532,16 @@ final class ZooKeeperLockBackend implements LockBackend {
         }
         // Queue removals still scheduled are sent now, so that a provider closed right after its
         // last release leaves no empty queue (the server would remove it, but only after a while).
+        // Not connected: nothing would answer before the close; the server removes them.
         List<CompletableFuture<Code>> deletes = new ArrayList<>();
-        for (String dir : pendingQueueDeletes) {
-            deletes.add(calls.deleteIfEmpty(dir));
+        if (client.getZookeeperClient().isConnected()) {
+            for (String dir : pendingQueueDeletes) {
+                deletes.add(calls.deleteIfEmpty(dir));
+            }
         }
         pendingQueueDeletes.clear();
         try {
-            CompletableFuture.allOf(deletes.toArray(CompletableFuture[]::new)).get(timeout.toMillis(),
+            CompletableFuture.allOf(deletes.toArray(CompletableFuture[]::new)).get(Math.min(timeout.toMillis(), 1000),
                     TimeUnit.MILLISECONDS);
         } catch (Exception e) {
             LOG.debug("queue removals not answered before closing ({}); the server removes empty queues", e.toString());
