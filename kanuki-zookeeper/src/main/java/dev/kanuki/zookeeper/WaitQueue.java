@@ -2,6 +2,7 @@ package dev.kanuki.zookeeper;
 
 import dev.kanuki.spi.ChangeSubscription;
 import dev.kanuki.spi.LockRequest;
+import dev.kanuki.zookeeper.ZooKeeperCalls.Created;
 import dev.kanuki.zookeeper.ZooKeeperCalls.Read;
 import java.time.Duration;
 import java.util.List;
@@ -11,7 +12,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
-import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException.Code;
 import org.apache.zookeeper.WatchedEvent;
@@ -35,6 +35,10 @@ import org.slf4j.LoggerFactory;
  * never overtakes a queue: it only succeeds while the queue directory does not exist (see
  * {@link ZooKeeperLockBackend}), and the directory exists while a place is in it; the last one to
  * leave removes it (the server removes a container a crashed waiter left empty).
+ *
+ * <p>A waiter woken by the deletion of the place it watched holds without reading the queue again
+ * when that place was first in line and the lock node was seen free after the waiter queued
+ * ({@link #holdsWithoutReading}): a handoff costs the waiter no request.
  *
  * <p>An abandoned acquisition (deadline passed, cancelled, failed) deletes its place; a create
  * whose answer did not come is found by its owner id, or deleted when its answer arrives. A place
@@ -64,11 +68,28 @@ final class WaitQueue {
         volatile Stat stat;
         /** A create of the place was not answered: it may exist, to be found by its owner id. */
         volatile boolean unsure;
-        volatile CompletableFuture<CuratorEvent> unanswered;
+        volatile CompletableFuture<Created> unanswered;
+        /** Reads sent right behind the create of this place, answered after it: the queue, and the lock node. */
+        CompletableFuture<Read> pendingChildren;
+        CompletableFuture<Read> pendingLock;
         /** Set by the watch: the queue must be read again. */
         volatile boolean changed = true;
         final Set<String> watched = ConcurrentHashMap.newKeySet();
         volatile Runnable onChange;
+        /** The place this one waits for, once its watch is being set; null while first in line. */
+        volatile String blocker;
+        /** Nothing was before {@link #blocker} when the queue was read: its deletion leaves this place first. */
+        volatile boolean blockerFirst;
+        /** The watch on {@link #blocker} fired because it was deleted. */
+        volatile boolean blockerDeleted;
+        /**
+         * The lock node was absent after this place was made. While a place is in the queue the
+         * directory exists, so no fast-path holder can create the lock node again: it stays free
+         * of fast-path holders until this place leaves.
+         */
+        volatile boolean lockFree;
+        /** The connection epoch in which the watch on {@link #blocker} was set. */
+        volatile long watchEpoch;
 
         Place(LockRequest request, String dir, String prefix, byte[] data, String owner) {
             this.request = request;
@@ -85,6 +106,9 @@ final class WaitQueue {
             }
             if (event.getPath() != null) {
                 watched.remove(event.getPath()); // a watch fires once
+                if (event.getType() == Event.EventType.NodeDeleted && event.getPath().equals(blocker)) {
+                    blockerDeleted = true;
+                }
             }
             changed = true; // a node event, or the session's end (which took the place with it)
             Runnable r = onChange;
@@ -114,6 +138,14 @@ final class WaitQueue {
          *     the queue must be read again (what it waited for, or its own place, went meanwhile)
          */
         Optional<ZkGrant> take(String place, Stat stat, Function<String, Read> watch, long epoch);
+
+        /**
+         * @return the lock node whose absence lets the first place hold by itself, or null when
+         *     the first place must ask the server before it holds (a semaphore's takes a permit)
+         */
+        default String lockNode() {
+            return null;
+        }
     }
 
     /**
@@ -124,14 +156,37 @@ final class WaitQueue {
      * @return the rule
      */
     Front holdUnlessLocked(String lockPath) {
-        return (place, stat, watch, epoch) -> {
-            if (watch.apply(lockPath).code() == Code.OK) {
-                return Optional.empty();
+        return new Front() {
+            @Override
+            public Optional<ZkGrant> take(String place, Stat stat, Function<String, Read> watch, long epoch) {
+                if (watch.apply(lockPath).code() == Code.OK) {
+                    return Optional.empty();
+                }
+                return Optional.of(heldByPlace(place, stat, epoch));
             }
-            String dir = place.substring(0, place.lastIndexOf('/'));
-            return Optional.of(new ZkGrant(place, stat.getCzxid(), stat.getVersion(), stat.getEphemeralOwner(),
-                    epoch, dir));
+
+            @Override
+            public String lockNode() {
+                return lockPath;
+            }
         };
+    }
+
+    /** @return the grant of a place that holds the lock by itself: its czxid is the token */
+    private static ZkGrant heldByPlace(String place, Stat stat, long epoch) {
+        String dir = place.substring(0, place.lastIndexOf('/'));
+        return new ZkGrant(place, stat.getCzxid(), stat.getVersion(), stat.getEphemeralOwner(), epoch, dir);
+    }
+
+    /**
+     * Thrown by {@link #advance} when the request expected its queue to exist, went straight to
+     * it without the fast path, and found it gone: the caller tries the fast path instead. The
+     * request has no place then.
+     */
+    static final class NoQueue extends RuntimeException {
+        NoQueue() {
+            super("no wait queue", null, false, false);
+        }
     }
 
     /** @return whether the request has a place in a queue */
@@ -145,10 +200,13 @@ final class WaitQueue {
      * @param front what the first place in line does
      * @param epoch the connection epoch the grant will carry
      * @param until when to stop retrying a create lost with the connection (nanoTime clock)
+     * @param expected the queue was seen in use a moment ago: a new place is created without its
+     *     directory, and {@link NoQueue} is thrown when the directory is gone
      * @return the grant when nothing is before the place any more and the front took it; empty
      *     while it waits (watching the one node it waits for, or what the front waits for)
      */
-    Optional<ZkGrant> advance(LockRequest request, String dir, byte[] data, Front front, long epoch, long until) {
+    Optional<ZkGrant> advance(LockRequest request, String dir, byte[] data, Front front, long epoch, long until,
+            boolean expected) {
         Place place = places.computeIfAbsent(request, r -> new Place(r, dir,
                 QueueEntry.prefix(r.mode(), r.owner().id()), data, r.owner().id()));
         if (!place.changed) {
@@ -166,7 +224,11 @@ final class WaitQueue {
             return read;
         };
         try {
-            return advance(request, place, front, watch, epoch, until);
+            return advance(request, place, front, watch, epoch, until, expected);
+        } catch (NoQueue e) {
+            places.remove(request); // nothing was created: the request has no place
+            forgetWatches(place);
+            throw e;
         } catch (RuntimeException e) {
             place.changed = true; // no watch may be set: the next attempt must read
             throw e;
@@ -174,18 +236,43 @@ final class WaitQueue {
     }
 
     private Optional<ZkGrant> advance(LockRequest request, Place place, Front front, Function<String, Read> watch,
-            long epoch, long until) {
+            long epoch, long until, boolean expected) {
         String dir = place.dir;
         boolean enqueued = false;
+        if (holdsWithoutReading(place, front, epoch)) {
+            places.remove(request);
+            forgetWatches(place);
+            return Optional.of(heldByPlace(place.path(), place.stat, epoch));
+        }
         while (true) {
             place.changed = false; // before reading: an event from now on makes the next attempt read again
+            place.blocker = null;
+            place.blockerDeleted = false;
             if (place.entry == null) {
-                enqueue(place, until);
+                enqueue(place, until, expected && !enqueued, front.lockNode());
                 enqueued = true;
             }
-            Read children = calls.await(calls.getChildren(dir), "reading the wait queue", place.callLimit(calls));
+            String lockNode = front.lockNode();
+            // The lock node is read once per place, after the place exists (see Place.lockFree),
+            // sent with the queue's read (or behind the create): no round trip of its own.
+            CompletableFuture<Read> lock = place.pendingLock;
+            CompletableFuture<Read> read = place.pendingChildren;
+            place.pendingLock = null;
+            place.pendingChildren = null;
+            if (read == null) {
+                lock = lockNode != null && !place.lockFree ? calls.getData(lockNode, null) : null;
+                read = calls.getChildren(dir);
+            }
+            Read children = calls.await(read, "reading the wait queue", place.callLimit(calls));
             if (children.code() != Code.OK && children.code() != Code.NONODE) {
                 throw calls.failure(children.code(), "reading the wait queue");
+            }
+            if (lock != null) {
+                Read lockRead = calls.await(lock, "reading the lock node", place.callLimit(calls));
+                if (lockRead.code() != Code.OK && lockRead.code() != Code.NONODE) {
+                    throw calls.failure(lockRead.code(), "reading the lock node");
+                }
+                place.lockFree = lockRead.code() == Code.NONODE;
             }
             List<QueueEntry> queue = children.code() == Code.OK ? QueueEntry.inOrder(children.children()) : List.of();
             int index = indexOf(queue, place.entry);
@@ -195,11 +282,14 @@ final class WaitQueue {
                 }
                 LOG.debug("place {} in the wait queue is gone (its session ended): queueing again", place.entry);
                 place.entry = null;
+                place.lockFree = false;
                 continue;
             }
             QueueEntry blocker = QueueEntry.blocker(queue, index);
             if (blocker == null) {
-                Optional<ZkGrant> grant = front.take(place.path(), place.stat, watch, epoch);
+                Optional<ZkGrant> grant = lockNode != null && place.lockFree
+                        ? Optional.of(heldByPlace(place.path(), place.stat, epoch)) // no fast-path holder: ours
+                        : front.take(place.path(), place.stat, watch, epoch);
                 if (grant == null) {
                     continue;
                 }
@@ -209,11 +299,29 @@ final class WaitQueue {
                 }
                 return grant;
             }
-            if (watch.apply(dir + "/" + blocker.name()).code() == Code.OK) {
+            place.blocker = dir + "/" + blocker.name();
+            place.blockerFirst = queue.get(0) == blocker;
+            place.watchEpoch = epoch;
+            if (watch.apply(place.blocker).code() == Code.OK) {
                 return Optional.empty();
             }
             // the place before ours left between the two reads: read the queue again
         }
+    }
+
+    /**
+     * Whether the place holds now without asking the server: the place it waited for was
+     * deleted, nothing was before that place (new places only join at the back, so nothing is
+     * before ours now), no fast-path holder can have the lock node ({@link Place#lockFree}), and
+     * the connection has not been suspended since the watch was set, on the session that owns
+     * our place. The deletion's event came on that session's connection, so the session was
+     * alive when it happened, and our place with it: nothing but its owner or the session's end
+     * deletes a waiting place. That is what a read of the queue would have shown.
+     */
+    private boolean holdsWithoutReading(Place place, Front front, long epoch) {
+        return place.blockerDeleted && place.blockerFirst && place.lockFree && front.lockNode() != null
+                && place.entry != null && !place.unsure && place.watchEpoch == epoch
+                && place.stat.getEphemeralOwner() == calls.sessionId();
     }
 
     private static int indexOf(List<QueueEntry> queue, String entry) {
@@ -225,17 +333,36 @@ final class WaitQueue {
         return -1;
     }
 
-    /** Creates the place (its parents as containers when missing), or finds the one an unanswered create made. */
-    private void enqueue(Place place, long until) {
+    /**
+     * Creates the place (its parents as containers when missing), or finds the one an unanswered create made.
+     *
+     * @param expected the directory should exist: create the place alone, and throw {@link NoQueue}
+     *     when the directory is gone (the caller then tries the fast path)
+     */
+    private void enqueue(Place place, long until, boolean expected, String lockNode) {
         while (true) {
+            // reads sent behind an earlier create that was not answered are not this place's
+            place.pendingChildren = null;
+            place.pendingLock = null;
             if (place.unsure && findOwn(place, place.callLimit(calls))) {
                 return;
             }
-            CompletableFuture<CuratorEvent> sent = ZooKeeperCalls.send(cb -> calls.client.create()
-                    .storingStatIn(new Stat()).creatingParentContainersIfNeeded()
-                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).inBackground(cb)
-                    .forPath(place.dir + "/" + place.prefix, place.data));
-            CuratorEvent created;
+            boolean alone = expected && !place.unsure;
+            CompletableFuture<Created> sent;
+            if (alone) {
+                // The directory exists: create the place alone, and send the reads that follow
+                // right behind it on the same connection, so they come back one round trip later
+                // instead of two.
+                sent = calls.createSequential(place.dir + "/" + place.prefix, place.data);
+                place.pendingChildren = calls.getChildren(place.dir);
+                place.pendingLock = lockNode != null ? calls.getData(lockNode, null) : null;
+            } else {
+                sent = ZooKeeperCalls.send(cb -> calls.client.create().storingStatIn(new Stat())
+                        .creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                        .inBackground(cb).forPath(place.dir + "/" + place.prefix, place.data))
+                        .thenApply(e -> new Created(Code.get(e.getResultCode()), e.getName(), e.getStat()));
+            }
+            Created created;
             try {
                 created = calls.await(sent, "queueing", place.callLimit(calls));
             } catch (RuntimeException e) {
@@ -243,12 +370,18 @@ final class WaitQueue {
                 place.unanswered = sent;
                 throw e;
             }
-            Code code = Code.get(created.getResultCode());
+            Code code = created.code();
             if (code == Code.OK) {
-                place.stat = created.getStat();
-                place.entry = created.getName().substring(place.dir.length() + 1);
+                place.stat = created.stat();
+                place.entry = created.path().substring(place.dir.length() + 1);
                 place.unsure = false;
+                place.lockFree = false; // a new place: what an older one learnt about the lock node does not hold
                 return;
+            }
+            place.pendingChildren = null;
+            place.pendingLock = null;
+            if (code == Code.NONODE && alone) {
+                throw new NoQueue();
             }
             boolean timeLeft = System.nanoTime() < until;
             if (code == Code.CONNECTIONLOSS && timeLeft) {
@@ -309,11 +442,11 @@ final class WaitQueue {
             return;
         }
         place.onChange = null;
-        CompletableFuture<CuratorEvent> late = place.unanswered;
+        CompletableFuture<Created> late = place.unanswered;
         if (late != null) {
             late.thenAccept(created -> {
-                if (created.getResultCode() == Code.OK.intValue()) {
-                    calls.deleteOnSession(created.getName(), -1, created.getStat().getEphemeralOwner());
+                if (created.code() == Code.OK) {
+                    calls.deleteOnSession(created.path(), -1, created.stat().getEphemeralOwner());
                 }
             });
         }

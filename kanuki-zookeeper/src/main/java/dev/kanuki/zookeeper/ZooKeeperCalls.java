@@ -10,10 +10,12 @@ import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException.Code;
 import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 
@@ -120,6 +122,25 @@ final class ZooKeeperCalls {
         return done;
     }
 
+    /** A create's answer: its result code, and the path and stat of the node it made. */
+    record Created(Code code, String path, Stat stat) {
+    }
+
+    /**
+     * Creates an ephemeral-sequential node on the current session's handle, without its parents.
+     * Requests sent on the same handle afterwards are answered after it (one connection, in order).
+     */
+    CompletableFuture<Created> createSequential(String path, byte[] data) {
+        CompletableFuture<Created> done = new CompletableFuture<>();
+        try {
+            zk().create(path, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL_SEQUENTIAL,
+                    (rc, p, ctx, name, stat) -> done.complete(new Created(Code.get(rc), name, stat)), null);
+        } catch (RuntimeException e) {
+            done.completeExceptionally(e);
+        }
+        return done;
+    }
+
     /** A read's answer: its result code, and the data, stat or children it read. */
     record Read(Code code, byte[] data, Stat stat, List<String> children) {
     }
@@ -148,13 +169,19 @@ final class ZooKeeperCalls {
         return done;
     }
 
-    /** Deletes a node if it has no children, without waiting for the answer (NOTEMPTY and NONODE are fine). */
-    void deleteIfEmpty(String path) {
+    /**
+     * Deletes a node if it has no children, without waiting for the answer (NOTEMPTY and NONODE are fine).
+     *
+     * @return the answer's code, when it comes (completes exceptionally when the request could not be sent)
+     */
+    CompletableFuture<Code> deleteIfEmpty(String path) {
+        CompletableFuture<Code> done = new CompletableFuture<>();
         try {
-            zk().delete(path, -1, (rc, p, ctx) -> { }, null);
+            zk().delete(path, -1, (rc, p, ctx) -> done.complete(Code.get(rc)), null);
         } catch (RuntimeException e) {
-            // not connected: the server removes an empty container node by itself
+            done.completeExceptionally(e); // no session: the server removes an empty container node by itself
         }
+        return done;
     }
 
     /**

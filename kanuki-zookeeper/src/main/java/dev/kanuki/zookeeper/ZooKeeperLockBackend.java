@@ -15,8 +15,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -43,7 +48,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A contended acquisition, and every reader of a read-write lock, waits in the name's
  * {@link WaitQueue}: FIFO across JVMs, each waiter watching one node, and holding by its own place
- * when nothing is before it. A semaphore of n permits is n nodes under {@code PREFIX/permit},
+ * when nothing is before it. A name whose queue this provider saw in use within the last second
+ * skips the fast path (a refused multi is still a logged write), and while the queue is in use a
+ * release schedules the queue's removal a second later instead of sending it behind its delete. A semaphore of n permits is n nodes under {@code PREFIX/permit},
  * tried in order by the same guarded create; its waiters queue too, and only the first in line
  * watches the permits ({@link #takeFreePermit}). Where the nodes live: {@link NodePaths}; what
  * {@code status}, {@code list} and {@code break} see: {@link LockInspector}.
@@ -74,6 +81,21 @@ final class ZooKeeperLockBackend implements LockBackend {
     private final LateCreates late;
     private final WaitQueue queue;
     private final LockInspector inspector;
+    /**
+     * Queue directories this provider saw in use a moment ago (nanoTime when seen), by path. A
+     * fast-path {@code multi} fails while a queue exists, and a failed write still costs a write
+     * round trip through the leader, so an acquisition of such a name goes straight to the queue.
+     * Only a hint: a queue found gone sends the acquisition back to the fast path.
+     */
+    private final Map<String, Long> busyQueues = new ConcurrentHashMap<>();
+    /** How long a queue seen in use counts as still in use. */
+    private static final long BUSY_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** Names remembered at most; past it the memory starts again (it is only a hint). */
+    private static final int BUSY_MAX = 4096;
+    /** Queue directories whose removal is scheduled ({@link #removeQueueIfEmpty}). */
+    private final Set<String> pendingQueueDeletes = ConcurrentHashMap.newKeySet();
+    /** Sends the scheduled removals; made on first use. */
+    private ScheduledExecutorService laterDeletes;
 
     ZooKeeperLockBackend(String connectString, String prefix, String scope, Duration timeout, Duration session) {
         this.paths = NodePaths.under(prefix);
@@ -135,17 +157,98 @@ final class ZooKeeperLockBackend implements LockBackend {
         // retries of a create lost with the connection stop here; each call waits at most the caller's time left
         long until = System.nanoTime() + request.callTimeout(timeout).toNanos();
         String dir = paths.queue(request);
-        if (request.mode() != LockMode.SHARED && !queue.isWaiting(request)) {
+        WaitQueue.Front front = request.mode() == LockMode.PERMIT ? takeFreePermit(request, nodes, data)
+                : queue.holdUnlessLocked(nodes.get(0));
+        boolean fastFirst = request.mode() != LockMode.SHARED && !queue.isWaiting(request);
+        if (fastFirst && seenBusy(dir)) {
+            try {
+                return queued(request, queue.advance(request, dir, data, front, epoch, until, true));
+            } catch (WaitQueue.NoQueue e) {
+                busyQueues.remove(dir); // the queue went meanwhile: the fast path is open
+            }
+        }
+        if (fastFirst) {
             Optional<Grant> fast = fastPath(request, dir, nodes, data, until);
             if (fast.isPresent()) {
+                busyQueues.remove(dir);
                 return fast;
             }
         }
-        WaitQueue.Front front = request.mode() == LockMode.PERMIT ? takeFreePermit(request, nodes, data)
-                : queue.holdUnlessLocked(nodes.get(0));
-        Optional<ZkGrant> queued = queue.advance(request, dir, data, front, epoch, until);
+        try {
+            // a fast path refused because the queue exists has just marked it busy
+            return queued(request, queue.advance(request, dir, data, front, epoch, until, seenBusy(dir)));
+        } catch (WaitQueue.NoQueue e) {
+            busyQueues.remove(dir);
+            return queued(request, queue.advance(request, dir, data, front, epoch, until, false));
+        }
+    }
+
+    private Optional<Grant> queued(LockRequest request, Optional<ZkGrant> queued) {
         queued.ifPresent(g -> late.settle(request, g.token)); // a late fast-path node of this acquisition goes
         return queued.map(g -> g);
+    }
+
+    /** @return whether the queue directory {@code dir} was seen in use a moment ago */
+    private boolean seenBusy(String dir) {
+        Long seen = busyQueues.get(dir);
+        if (seen == null) {
+            return false;
+        }
+        if (System.nanoTime() - seen > BUSY_NANOS) {
+            busyQueues.remove(dir, seen);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * The last place to leave removes the queue, which opens the fast path again. The delete is a
+     * write even when it fails (others still wait), and it would sit in this session's pipeline
+     * before the next request, so while the queue is in use it is sent once, a moment later, not
+     * after every release: an empty queue left meanwhile only sends acquisitions through it.
+     */
+    private void removeQueueIfEmpty(String dir) {
+        if (!seenBusy(dir)) {
+            deleteQueueIfEmpty(dir);
+        } else if (pendingQueueDeletes.add(dir)) {
+            try {
+                laterDeletes().schedule(() -> {
+                    pendingQueueDeletes.remove(dir);
+                    deleteQueueIfEmpty(dir);
+                }, BUSY_NANOS, TimeUnit.NANOSECONDS);
+            } catch (RuntimeException e) {
+                pendingQueueDeletes.remove(dir); // closed meanwhile: the server removes an empty container
+            }
+        }
+    }
+
+    /** Deletes the queue if it is empty; one that others still wait in marks the name busy. */
+    private void deleteQueueIfEmpty(String dir) {
+        calls.deleteIfEmpty(dir).thenAccept(code -> {
+            if (code == Code.NOTEMPTY) {
+                markBusy(dir);
+            } else {
+                busyQueues.remove(dir);
+            }
+        });
+    }
+
+    private synchronized ScheduledExecutorService laterDeletes() {
+        if (laterDeletes == null) {
+            laterDeletes = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "kanuki-zookeeper-queue-cleanup");
+                t.setDaemon(true);
+                return t;
+            });
+        }
+        return laterDeletes;
+    }
+
+    private void markBusy(String dir) {
+        if (busyQueues.size() >= BUSY_MAX) {
+            busyQueues.clear();
+        }
+        busyQueues.put(dir, System.nanoTime());
     }
 
     /**
@@ -162,6 +265,7 @@ final class ZooKeeperLockBackend implements LockBackend {
             }
             ambiguous |= attempt.ambiguous();
             if (attempt.queued()) {
+                markBusy(dir);
                 break;
             }
         }
@@ -372,7 +476,7 @@ final class ZooKeeperLockBackend implements LockBackend {
             }
             calls.await(calls.deleteOnSession(g.path, version, g.sessionId), "releasing", timeout);
             if (g.queueDir != null) {
-                calls.deleteIfEmpty(g.queueDir); // the last place to leave removes the queue: the fast path is open again
+                removeQueueIfEmpty(g.queueDir);
             }
         } catch (LockBackendException e) {
             // The node stays until its session ends (when this provider closes or this JVM dies).
@@ -421,6 +525,30 @@ final class ZooKeeperLockBackend implements LockBackend {
 
     @Override
     public void close() {
+        synchronized (this) {
+            if (laterDeletes != null) {
+                laterDeletes.shutdownNow();
+            }
+        }
+        // Queue removals still scheduled are sent now, so that a provider closed right after its
+        // last release leaves no empty queue (the server would remove it, but only after a while).
+        // Not connected: nothing would answer before the close; the server removes them.
+        List<CompletableFuture<Code>> deletes = new ArrayList<>();
+        if (client.getZookeeperClient().isConnected()) {
+            for (String dir : pendingQueueDeletes) {
+                deletes.add(calls.deleteIfEmpty(dir));
+            }
+        }
+        pendingQueueDeletes.clear();
+        try {
+            CompletableFuture.allOf(deletes.toArray(CompletableFuture[]::new)).get(Math.min(timeout.toMillis(), 1000),
+                    TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            LOG.debug("queue removals not answered before closing ({}); the server removes empty queues", e.toString());
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+        }
         client.close(); // ends the session: any node still on it goes at once
     }
 }

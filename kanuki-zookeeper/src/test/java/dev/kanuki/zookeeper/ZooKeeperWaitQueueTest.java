@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockProvider;
+import dev.kanuki.LockStatus;
 import dev.kanuki.LockTimeoutException;
 import dev.kanuki.spi.SafeNames;
 import dev.kanuki.testkit.ZooKeeperServer;
@@ -45,6 +46,17 @@ class ZooKeeperWaitQueueTest extends WithZooKeeperServer {
             case 1 -> "zookeeper://localhost" + port;
             default -> "zookeeper://localhost" + port + ",127.0.0.1" + port;
         });
+    }
+
+    /** @return the session that owns a place in the name's queue */
+    private static long sessionOf(String name, String place) throws Exception {
+        return admin.checkExists().forPath(queueDir(name) + "/" + place).getEphemeralOwner();
+    }
+
+    /** Waits until {@code session} watches {@code path} on the server. */
+    private static void awaitWatch(String path, long session) {
+        Awaitility.await().atMost(Duration.ofSeconds(30))
+                .until(() -> ServerWatches.byPath(server).getOrDefault(path, List.of()).contains(session));
     }
 
     private static String lockNode(String name) {
@@ -121,6 +133,124 @@ class ZooKeeperWaitQueueTest extends WithZooKeeperServer {
                 for (HolderJvm w : waiters) {
                     w.close();
                 }
+            }
+            awaitNothingLeft(name);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void aWaiterWokenByTheReleaseBeforeItHoldsWithoutAnotherRequest() throws Exception {
+        String name = "woken holds";
+        try (LockProvider a = inScope(0);
+             LockProvider b = inScope(1);
+             LockProvider c = inScope(2)) {
+            LockHandle first = a.lock(name).acquire(Duration.ofSeconds(5)); // the fast path: the lock node
+            CompletableFuture<LockHandle> second = b.lock(name).acquireAsync(Duration.ofSeconds(30));
+            awaitPlaces(name, 1);
+            awaitWatch(lockNode(name), sessionOf(name, places(name).get(0)));
+            first.close();
+            LockHandle bHeld = second.get(10, TimeUnit.SECONDS); // first in line, the lock node gone: by its place
+            CompletableFuture<LockHandle> third = c.lock(name).acquireAsync(Duration.ofSeconds(30));
+            awaitPlaces(name, 2);
+            List<String> places = places(name);
+            long cSession = sessionOf(name, places.get(1));
+            awaitWatch(queueDir(name) + "/" + places.get(0), cSession);
+            long before = ServerWatches.lastRequest(server, cSession);
+            bHeld.close();
+            try (LockHandle cHeld = third.get(10, TimeUnit.SECONDS)) {
+                // the deleted place was first and no fast-path holder can come back while c queues:
+                // the event alone says c holds, no read needed
+                assertEquals(before, ServerWatches.lastRequest(server, cSession), "c asked the server before holding");
+                assertTrue(bHeld.fencingToken() > first.fencingToken(), "b's token after a's");
+                assertTrue(cHeld.fencingToken() > bHeld.fencingToken(), "c's token after b's");
+                LockStatus status = a.status(name);
+                assertTrue(status.isHeld());
+                assertEquals(cHeld.fencingToken(), status.lastFencingToken(), "status names c's place");
+                assertEquals(List.of(places.get(1)), places(name));
+            }
+            awaitNothingLeft(name);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void aWaiterWhosePredecessorGivesUpDoesNotOvertakeTheHolder() throws Exception {
+        String name = "predecessor gives up";
+        try (LockProvider a = inScope(0);
+             LockProvider b = inScope(1);
+             LockProvider c = inScope(2)) {
+            LockHandle held = a.lock(name).acquire(Duration.ofSeconds(5)); // the fast path: the lock node
+            CompletableFuture<LockHandle> bWaits = b.lock(name).acquireAsync(Duration.ofSeconds(60));
+            awaitPlaces(name, 1);
+            CompletableFuture<LockHandle> cWaits = c.lock(name).acquireAsync(Duration.ofSeconds(60));
+            awaitPlaces(name, 2);
+            List<String> places = places(name);
+            long cSession = sessionOf(name, places.get(1));
+            awaitWatch(queueDir(name) + "/" + places.get(0), cSession);
+            // b leaves; it was first, but a holds the lock node, taken before the queue existed
+            bWaits.cancel(true);
+            awaitPlaces(name, 1);
+            awaitWatch(lockNode(name), cSession);
+            assertFalse(cWaits.isDone(), "c overtook the fast-path holder");
+            assertTrue(held.isHeld());
+            held.close();
+            LockHandle cHeld = cWaits.get(10, TimeUnit.SECONDS); // by its place
+            assertTrue(cHeld.fencingToken() > held.fencingToken());
+
+            // Now c holds by its place; b and then a queue behind it, and b leaves: b was not
+            // first, so c is still before a, which must read the queue again and wait for c.
+            CompletableFuture<LockHandle> bAgain = b.lock(name).acquireAsync(Duration.ofSeconds(60));
+            awaitPlaces(name, 2);
+            CompletableFuture<LockHandle> aWaits = a.lock(name).acquireAsync(Duration.ofSeconds(60));
+            awaitPlaces(name, 3);
+            places = places(name);
+            long aSession = sessionOf(name, places.get(2));
+            awaitWatch(queueDir(name) + "/" + places.get(1), aSession);
+            bAgain.cancel(true);
+            awaitPlaces(name, 2);
+            awaitWatch(queueDir(name) + "/" + places.get(0), aSession);
+            assertFalse(aWaits.isDone(), "a overtook c, which holds");
+            assertTrue(cHeld.isHeld());
+            cHeld.close();
+            try (LockHandle aHeld = aWaits.get(10, TimeUnit.SECONDS)) {
+                assertTrue(aHeld.fencingToken() > cHeld.fencingToken());
+            }
+            awaitNothingLeft(name);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void alternatingProvidersAreServedInTurnWithRisingTokens() throws Exception {
+        // two providers taking turns on one name: every acquisition but the first queues behind
+        // the other's place, and each goes straight to the queue it saw in use
+        String name = "in turn";
+        try (LockProvider a = inScope(0);
+             LockProvider b = inScope(1)) {
+            LockHandle held = a.lock(name).acquire(Duration.ofSeconds(5));
+            long previous = held.fencingToken();
+            List<LockProvider> sides = List.of(a, b);
+            for (int turn = 1; turn <= 12; turn++) {
+                LockProvider next = sides.get(turn % 2);
+                CompletableFuture<LockHandle> waiting = next.lock(name).acquireAsync(Duration.ofSeconds(30));
+                awaitPlaces(name, turn == 1 ? 1 : 2); // the first holder took the lock node, the others their places
+                assertFalse(waiting.isDone(), "turn " + turn + " took a held lock");
+                held.close();
+                held = waiting.get(10, TimeUnit.SECONDS);
+                assertTrue(held.fencingToken() > previous, "turn " + turn + ": token " + held.fencingToken()
+                        + " after " + previous);
+                assertEquals(held.fencingToken(), a.status(name).lastFencingToken(), "turn " + turn);
+                previous = held.fencingToken();
+            }
+            held.close();
+            awaitNothingLeft(name);
+            // The queue is gone, though b last saw it in use (a was still waiting when b released):
+            // b's next acquisition, sent straight to the queue, finds none and takes the fast path.
+            try (LockHandle again = b.lock(name).acquire(Duration.ofSeconds(5))) {
+                assertTrue(again.fencingToken() > previous);
+                assertTrue(admin.checkExists().forPath(lockNode(name)) != null, "taken through a queue, not the lock node");
+                assertTrue(admin.checkExists().forPath(queueDir(name)) == null, "a queue left behind");
             }
             awaitNothingLeft(name);
         }
