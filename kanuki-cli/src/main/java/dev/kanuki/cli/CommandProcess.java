@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -69,39 +68,102 @@ final class CommandProcess {
         this.watcher = watcher;
     }
 
+    /** A launcher made at the JVM's start by {@link #prestart()}, until a command takes it. */
+    private static Launcher prestarted; // guarded by CommandProcess.class
+
     /**
-     * Prepares to start a command: decides its isolation and, when its process group is to be
-     * watched, starts the watcher at once on a background thread, so that the watcher's start
-     * (a process launch, the JVM's first one being the slowest) overlaps with taking the lock.
-     * Close it when done: a watcher that was never used is stopped.
+     * Makes the launcher that the next {@link #launcher()} returns, at once: called at the start
+     * of {@code kanuki run}, so that the watcher's start overlaps with reading the command line,
+     * opening the backend and taking the lock. A launcher no command takes stops its watcher
+     * when the JVM exits (the watcher reads the end of its input).
+     */
+    static synchronized void prestart() {
+        // Not an AtomicReference: its class set-up (a VarHandle) costs the main thread milliseconds here.
+        if (prestarted == null) {
+            prestarted = new Launcher();
+        }
+    }
+
+    /**
+     * Prepares to start a command: on a background thread, decides its isolation and, when its
+     * process group is to be watched, starts the watcher, so that the watcher's start (a process
+     * launch, the JVM's first one being the slowest) overlaps with taking the lock. Close it when
+     * done: a watcher that was never used is stopped.
      *
-     * @return a launcher for one command
+     * @return a launcher for one command: the one {@link #prestart()} made, else a new one
      */
     static Launcher launcher() {
-        return new Launcher(isolation());
+        Launcher early;
+        synchronized (CommandProcess.class) {
+            early = prestarted;
+            prestarted = null;
+        }
+        return early != null ? early : new Launcher();
     }
 
     /** Starts one command, with its watcher started early; see {@link #launcher()}. */
     static final class Launcher implements AutoCloseable {
-        private final Isolation isolation;
-        private final CompletableFuture<Process> watcher;
+        // Plain fields under this object's monitor rather than futures: CompletableFuture's class
+        // set-up costs the start-up milliseconds on the main thread (its VarHandles).
+        private Isolation isolation;
+        private Process watcher;
+        private boolean prepared;
         private boolean used;
+        private boolean closed;
 
-        private Launcher(Isolation isolation) {
-            this.isolation = isolation;
-            if (isolation == Isolation.OWN_GROUP) {
-                watcher = new CompletableFuture<>();
-                Path setsid = Tools.SETSID.get();
-                Thread starter = new Thread(() -> watcher.complete(startWatcher(setsid)), "kanuki-watcher-start");
-                starter.setDaemon(true);
-                starter.start();
-            } else {
-                watcher = CompletableFuture.completedFuture(null);
+        private Launcher() {
+            // A Thread subclass, not a lambda: at start-up a lambda would make the calling thread
+            // set up the invokedynamic machinery (milliseconds), which StartupWarmup does elsewhere.
+            Thread starter = new Thread("kanuki-watcher-start") {
+                @Override
+                public void run() {
+                    prepare();
+                }
+            };
+            starter.setDaemon(true);
+            starter.start();
+        }
+
+        private void prepare() {
+            Isolation decided = Isolation.UNPROTECTED;
+            Process started = null;
+            try {
+                decided = CommandProcess.isolation();
+                if (decided == Isolation.OWN_GROUP) {
+                    started = startWatcher(Tools.SETSID.get());
+                }
+            } finally {
+                boolean unwanted;
+                synchronized (this) {
+                    isolation = decided;
+                    watcher = started;
+                    prepared = true;
+                    unwanted = closed && !used;
+                    notifyAll();
+                }
+                if (unwanted && started != null) {
+                    started.destroy();
+                }
+            }
+        }
+
+        private synchronized void awaitPrepared() {
+            boolean interrupted = false;
+            while (!prepared) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
 
         /** @return how the command will be isolated */
         Isolation isolation() {
+            awaitPrepared();
             return isolation;
         }
 
@@ -114,21 +176,23 @@ final class CommandProcess {
          * @throws IOException when it cannot be started
          */
         CommandProcess start(List<String> command, Map<String, String> environment) throws IOException {
-            used = true;
-            return CommandProcess.start(command, environment, isolation, watcher.join());
+            awaitPrepared();
+            synchronized (this) {
+                used = true;
+            }
+            return CommandProcess.start(command, environment, isolation, watcher);
         }
 
-        /** Stops the watcher when no command was started with it. */
+        /** Stops the watcher when no command was started with it (once it has started, if it is still starting). */
         @Override
         public void close() {
-            if (!used) {
-                // Not waited for: a watcher still starting is stopped once started (or, if the JVM
-                // exits first, reads the end of its input and exits by itself).
-                watcher.thenAccept(unused -> {
-                    if (unused != null) {
-                        unused.destroy();
-                    }
-                });
+            Process unused;
+            synchronized (this) {
+                closed = true;
+                unused = prepared && !used ? watcher : null;
+            }
+            if (unused != null) {
+                unused.destroy();
             }
         }
     }

@@ -89,6 +89,7 @@ public final class KanukiCli implements Callable<Integer> {
      * @param args the command line
      */
     public static void main(String[] args) {
+        StartupWarmup.startFor(args);
         withoutClassPathScans();
         SharingArchiveCheck.run();
         int code = mainCode(args);
@@ -119,11 +120,13 @@ public final class KanukiCli implements Callable<Integer> {
         properties.put(prefix + "memcached", "dev.kanuki.memcached.MemcachedLockBackendFactory");
         properties.put(prefix + "etcd", "dev.kanuki.etcd.EtcdLockBackendFactory");
         properties.put(prefix + "zookeeper", "dev.kanuki.zookeeper.ZooKeeperLockBackendFactory");
-        properties.forEach((key, value) -> {
-            if (System.getProperty(key) == null) {
-                System.setProperty(key, value);
+        // A loop, not a lambda: the first lambda sets up the invokedynamic machinery, which
+        // StartupWarmup does on another thread meanwhile.
+        for (Map.Entry<String, String> property : properties.entrySet()) {
+            if (System.getProperty(property.getKey()) == null) {
+                System.setProperty(property.getKey(), property.getValue());
             }
-        });
+        }
     }
 
     /** @return the exit code of the command line the JVM was started with, read as UTF-8 */
