@@ -12,6 +12,7 @@ import dev.kanuki.spi.LockBackend;
 import dev.kanuki.spi.LockMode;
 import dev.kanuki.spi.LockRequest;
 import dev.kanuki.spi.SafeNames;
+import dev.kanuki.spi.TokenOnDemandGrant;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -110,42 +111,22 @@ final class SqlLockBackend implements LockBackend {
      * under the grant's monitor, which release and verify also take: a token is never issued
      * while the grant is being released or checked.
      */
-    final class SqlGrant implements Grant {
+    final class SqlGrant extends TokenOnDemandGrant {
         final SqlSession session;
         final LockKey key;
         final LockMode mode;
         private final LockRequest request;
-        /** Written once, before {@link #tokenIssued}; read without the lock by {@link #issuedToken()}. */
-        private volatile long token;
-        private volatile boolean tokenIssued;
-        /** Whether the token was issued with the acquisition, because holders of this name ask for one. */
-        final boolean issuedEagerly;
-        /** Whether the holder asked for the token. */
-        boolean tokenAsked;
-        boolean released;
 
         SqlGrant(SqlSession session, LockKey key, LockMode mode, LockRequest request, OptionalLong eagerToken) {
+            super(eagerToken);
             this.session = session;
             this.key = key;
             this.mode = mode;
             this.request = request;
-            this.issuedEagerly = eagerToken.isPresent();
-            this.token = eagerToken.orElse(0);
-            this.tokenIssued = issuedEagerly;
         }
 
         @Override
-        public synchronized long fencingToken() {
-            tokenAsked = true;
-            if (tokenIssued) {
-                return token;
-            }
-            String name = SafeNames.printable(key.name());
-            if (released) {
-                throw new IllegalStateException("lock '" + name + "' was released before its fencing token was asked"
-                        + " for; on " + dialect.product() + " tokens are issued on demand: call fencingToken() while"
-                        + " holding the lock");
-            }
+        protected long issueToken() {
             OptionalLong issued;
             try {
                 session.networkTimeout(STATEMENT_TIMEOUT_MILLIS);
@@ -155,24 +136,26 @@ final class SqlLockBackend implements LockBackend {
                     throw new LockLostException(key.name(), "the connection to " + pool.describe()
                             + " failed, and a session lock cannot outlive its connection: " + e.getMessage(), e);
                 }
-                throw failure("cannot issue a fencing token for '" + name + "'", e);
+                throw failure("cannot issue a fencing token for '" + SafeNames.printable(key.name()) + "'", e);
             }
             if (issued.isEmpty()) {
                 throw new LockLostException(key.name(), "the server no longer shows this session holding the lock;"
                         + " no fencing token was issued", null);
             }
-            token = issued.getAsLong();
-            tokenIssued = true;
             if (mode != LockMode.PERMIT) {
                 names.fenced(key.recordId(), true); // its holders use fencing: issue with the acquisition from now on
             }
-            return token;
+            return issued.getAsLong();
         }
 
-        /** Never waits: a {@link #fencingToken()} may be on the network for seconds. */
         @Override
-        public OptionalLong issuedToken() {
-            return tokenIssued ? OptionalLong.of(token) : OptionalLong.empty();
+        protected String lockName() {
+            return key.name();
+        }
+
+        @Override
+        protected String storeName() {
+            return dialect.product();
         }
     }
 
@@ -402,11 +385,11 @@ final class SqlLockBackend implements LockBackend {
         SqlGrant g = (SqlGrant) grant;
         boolean reusable;
         synchronized (g) {
-            if (g.released) {
+            if (g.isReleased()) {
                 return;
             }
-            g.released = true;
-            if (g.issuedEagerly && !g.tokenAsked) {
+            g.markReleased();
+            if (g.issuedEagerly() && !g.tokenAsked()) {
                 names.fenced(g.key.recordId(), false); // this holder did not use it: back to tokens on demand
             }
             try {
@@ -431,7 +414,7 @@ final class SqlLockBackend implements LockBackend {
     public boolean verify(Grant grant) {
         SqlGrant g = (SqlGrant) grant;
         synchronized (g) {
-            if (g.released) {
+            if (g.isReleased()) {
                 return false;
             }
             try {

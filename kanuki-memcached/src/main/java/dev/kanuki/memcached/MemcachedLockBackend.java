@@ -9,6 +9,7 @@ import dev.kanuki.spi.Grant;
 import dev.kanuki.spi.LockBackend;
 import dev.kanuki.spi.LockMode;
 import dev.kanuki.spi.LockRequest;
+import dev.kanuki.spi.TokenOnDemandGrant;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -266,7 +267,7 @@ final class MemcachedLockBackend implements LockBackend {
     @Override
     public boolean renew(Grant grant, Duration lease) {
         MemcachedGrant g = (MemcachedGrant) grant;
-        if (g.released) {
+        if (g.isReleased()) {
             return false;
         }
         MemcachedNode.Exchange x = g.node.call(facts -> facts.sameIncarnation(g.facts)
@@ -278,7 +279,7 @@ final class MemcachedLockBackend implements LockBackend {
     @Override
     public boolean verify(Grant grant) {
         MemcachedGrant g = (MemcachedGrant) grant;
-        if (g.released) {
+        if (g.isReleased()) {
             return false;
         }
         MemcachedNode.Exchange x = g.node.call(facts -> facts.sameIncarnation(g.facts)
@@ -305,13 +306,15 @@ final class MemcachedLockBackend implements LockBackend {
     @Override
     public void release(Grant grant) {
         MemcachedGrant g = (MemcachedGrant) grant;
+        boolean unusedEagerToken;
         synchronized (g) {
-            if (g.released) {
+            if (g.isReleased()) {
                 return;
             }
-            g.released = true;
+            g.markReleased();
+            unusedEagerToken = g.issuedEagerly() && !g.tokenAsked();
         }
-        if (g.issuedEagerly && !g.tokenAsked) {
+        if (unusedEagerToken) {
             fenced(g.name, false); // this holder did not use it: back to tokens on demand
         }
         try {
@@ -436,52 +439,36 @@ final class MemcachedLockBackend implements LockBackend {
      * grant taken without the token issues it on the first {@link #fencingToken()}, under the
      * grant's monitor, which release also takes: a token is never issued once the release began.
      */
-    private final class MemcachedGrant implements Grant {
+    private final class MemcachedGrant extends TokenOnDemandGrant {
         final MemcachedNode node;
         final MemcachedKeys keys;
         final String name;
         final ServerFacts facts;
         final long cas;
-        /** Whether the token came with the acquisition because holders of this name ask for one. */
-        final boolean issuedEagerly;
-        /** Written once, before {@link #tokenIssued}; read without the monitor by {@link #issuedToken()}. */
-        private volatile long token;
-        private volatile boolean tokenIssued;
-        boolean tokenAsked;
-        volatile boolean released;
 
         MemcachedGrant(MemcachedNode node, MemcachedKeys keys, String name, ServerFacts facts, long cas,
                 boolean issuedEagerly, long token) {
+            super(issuedEagerly ? OptionalLong.of(token) : OptionalLong.empty());
             this.node = node;
             this.keys = keys;
             this.name = name;
             this.facts = facts;
             this.cas = cas;
-            this.issuedEagerly = issuedEagerly;
-            this.token = token;
-            this.tokenIssued = issuedEagerly;
         }
 
         @Override
-        public synchronized long fencingToken() {
-            tokenAsked = true;
-            if (tokenIssued) {
-                return token;
-            }
-            if (released) {
-                throw new IllegalStateException("lock '" + dev.kanuki.spi.SafeNames.printable(name)
-                        + "' was released before its fencing token was asked for; on memcached tokens are issued"
-                        + " on demand: call fencingToken() while holding the lock");
-            }
-            token = issueToken(this);
-            tokenIssued = true;
-            return token;
+        protected long issueToken() {
+            return MemcachedLockBackend.this.issueToken(this);
         }
 
-        /** Never asks the server: a {@link #fencingToken()} may be on the network. */
         @Override
-        public OptionalLong issuedToken() {
-            return tokenIssued ? OptionalLong.of(token) : OptionalLong.empty();
+        protected String lockName() {
+            return name;
+        }
+
+        @Override
+        protected String storeName() {
+            return "memcached";
         }
     }
 }

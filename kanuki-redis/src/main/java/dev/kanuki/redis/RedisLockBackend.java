@@ -10,6 +10,7 @@ import dev.kanuki.spi.ChangeSubscription;
 import dev.kanuki.spi.Grant;
 import dev.kanuki.spi.LockMode;
 import dev.kanuki.spi.LockRequest;
+import dev.kanuki.spi.TokenOnDemandGrant;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
@@ -239,13 +240,15 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     @Override
     public void release(Grant grant) {
         RedisGrant g = (RedisGrant) grant;
+        boolean unusedEagerToken;
         synchronized (g) {
-            if (g.released) {
+            if (g.isReleased()) {
                 return;
             }
-            g.released = true;
+            g.markReleased();
+            unusedEagerToken = g.issuedEagerly() && !g.tokenAsked();
         }
-        if (g.mode == LockMode.EXCLUSIVE && g.issuedEagerly && !g.tokenAsked) {
+        if (g.mode == LockMode.EXCLUSIVE && unusedEagerToken) {
             fenced(g.name, false); // this holder did not use it: back to tokens on demand
         }
         try {
@@ -493,27 +496,18 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
      * {@link #fencingToken()} issues it, under the grant's monitor, which release also takes, so
      * a token is never issued once the release has begun.
      */
-    private final class RedisGrant implements Grant {
+    private final class RedisGrant extends TokenOnDemandGrant {
         final RedisKeys keys;
         final LockMode mode;
         final String value;
         final String name;
-        /** Whether the token came with the acquisition because holders of this name ask for one. */
-        final boolean issuedEagerly;
-        /** Written once, before {@link #tokenIssued}; read without the monitor by {@link #issuedToken()}. */
-        private volatile long token;
-        private volatile boolean tokenIssued;
-        boolean tokenAsked;
-        boolean released;
 
         RedisGrant(RedisKeys keys, LockMode mode, String value, String name, boolean issuedEagerly, long token) {
+            super(issuedEagerly ? OptionalLong.of(token) : OptionalLong.empty());
             this.keys = keys;
             this.mode = mode;
             this.value = value;
             this.name = name;
-            this.issuedEagerly = issuedEagerly;
-            this.token = token;
-            this.tokenIssued = issuedEagerly;
         }
 
         /** @return the keys the release and renew scripts take: the grant's key, and for a reader the lock key */
@@ -523,25 +517,18 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         }
 
         @Override
-        public synchronized long fencingToken() {
-            tokenAsked = true;
-            if (tokenIssued) {
-                return token;
-            }
-            if (released) {
-                throw new IllegalStateException("lock '" + dev.kanuki.spi.SafeNames.printable(name)
-                        + "' was released before its fencing token was asked for; on Redis an exclusive lock's"
-                        + " token is issued on demand: call fencingToken() while holding the lock");
-            }
-            token = issueToken(this);
-            tokenIssued = true;
-            return token;
+        protected long issueToken() {
+            return RedisLockBackend.this.issueToken(this);
         }
 
-        /** Never asks the server: a {@link #fencingToken()} may be on the network. */
         @Override
-        public OptionalLong issuedToken() {
-            return tokenIssued ? OptionalLong.of(token) : OptionalLong.empty();
+        protected String lockName() {
+            return name;
+        }
+
+        @Override
+        protected String storeName() {
+            return "Redis";
         }
     }
 }
