@@ -86,4 +86,30 @@ final class Interleaved {
     private static double[] perOp(long[] nanos, double ops) {
         return Arrays.stream(nanos).mapToDouble(n -> n / 1e3 / ops).toArray();
     }
+
+    /**
+     * Times each operation of every side, alternating blocks of {@code block} operations; each
+     * block starts with the next side, so that no side always follows the same one.
+     *
+     * @return per side, the median µs of one operation, then per side the mean
+     */
+    static double[] perOperation(Op[] ops, int blocks, int block) throws Exception {
+        long[][] samples = new long[ops.length][block * blocks];
+        for (int b = 0; b < blocks; b++) {
+            for (int j = 0; j < ops.length; j++) {
+                int k = (b + j) % ops.length;
+                for (int i = 0; i < block; i++) {
+                    long start = System.nanoTime();
+                    ops[k].run();
+                    samples[k][b * block + i] = System.nanoTime() - start;
+                }
+            }
+        }
+        double[] micros = new double[2 * ops.length];
+        for (int k = 0; k < ops.length; k++) {
+            micros[ops.length + k] = java.util.Arrays.stream(samples[k]).average().orElseThrow() / 1e3;
+            micros[k] = Rounds.percentile(samples[k], 50) / 1e3;
+        }
+        return micros;
+    }
 }

@@ -12,7 +12,6 @@ import dev.kanuki.testkit.MemcachedServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -51,11 +50,6 @@ public final class MemcachedInterleaved {
     private MemcachedInterleaved() {
     }
 
-    /** One operation of a side. */
-    private interface Op {
-        void run() throws Exception;
-    }
-
     /**
      * @param args {@code [ROUNDS]}, measured rounds after the warm-up (default 10)
      * @throws Exception when a side fails
@@ -89,7 +83,7 @@ public final class MemcachedInterleaved {
                  MemcachedByHand same = new MemcachedByHand(server.host(), server.port())) {
                 DistributedLock lock = provider.lock("bench");
                 DistributedLock tokenLock = provider.lock("bench-token");
-                Op[] ops = {
+                Interleaved.Op[] ops = {
                     () -> lock.tryAcquire().orElseThrow().close(),
                     () -> raw.addAndDelete(rawKey, record),
                     () -> same.sameCommands(sameKey, record),
@@ -103,7 +97,7 @@ public final class MemcachedInterleaved {
                         backend.release(backend.tryAcquire(request).orElseThrow());
                     },
                 };
-                double[] micros = measure(ops);
+                double[] micros = Interleaved.perOperation(ops, BLOCKS, BLOCK);
                 if (round >= WARM_ROUNDS) {
                     results.add(micros);
                 }
@@ -123,30 +117,5 @@ public final class MemcachedInterleaved {
         Rounds.printRatio("backend/same (keys, record, client)", results, 4, 2, "");
         Rounds.printRatio("kanuki/backend (engine)", results, 0, 4, "");
         return results;
-    }
-
-    /**
-     * Alternates blocks of every side and times each operation.
-     *
-     * @return per side, the median µs of one operation, then per side the mean
-     */
-    private static double[] measure(Op[] ops) throws Exception {
-        long[][] samples = new long[ops.length][BLOCK * BLOCKS];
-        for (int b = 0; b < BLOCKS; b++) {
-            for (int j = 0; j < ops.length; j++) {
-                int k = (b + j) % ops.length; // each block starts with the next side: no side always follows the same one
-                for (int i = 0; i < BLOCK; i++) {
-                    long start = System.nanoTime();
-                    ops[k].run();
-                    samples[k][b * BLOCK + i] = System.nanoTime() - start;
-                }
-            }
-        }
-        double[] micros = new double[2 * ops.length];
-        for (int k = 0; k < ops.length; k++) {
-            micros[ops.length + k] = Arrays.stream(samples[k]).average().orElseThrow() / 1e3;
-            micros[k] = Rounds.percentile(samples[k], 50) / 1e3;
-        }
-        return micros;
     }
 }

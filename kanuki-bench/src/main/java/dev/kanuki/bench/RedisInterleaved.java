@@ -57,11 +57,6 @@ public final class RedisInterleaved {
     private RedisInterleaved() {
     }
 
-    /** One operation of a side. */
-    private interface Op {
-        void run() throws Exception;
-    }
-
     /**
      * @param args {@code [ROUNDS]}, measured rounds after the warm-up (default 10)
      * @throws Exception when a side fails
@@ -104,7 +99,7 @@ public final class RedisInterleaved {
                 DistributedLock tokenLock = provider.lock("bench-token");
                 RLock rlock = redisson.getLock("redisson-bench");
                 long[] counter = {0};
-                Op[] ops = {
+                Interleaved.Op[] ops = {
                     () -> tryLock.tryAcquire().orElseThrow().close(),
                     () -> acquireLock.acquire(wait).close(),
                     () -> {
@@ -124,7 +119,7 @@ public final class RedisInterleaved {
                         }
                     },
                 };
-                double[] micros = measure(ops, blocks);
+                double[] micros = Interleaved.perOperation(ops, blocks, BLOCK);
                 if (round >= warmRounds) {
                     results.add(micros);
                 }
@@ -150,30 +145,5 @@ public final class RedisInterleaved {
         Rounds.printRatio("kanukiTry/backend (engine)", results, 0, 2, "");
         Rounds.printRatio("redisson/raw", results, 5, 3, "");
         return results;
-    }
-
-    /**
-     * Alternates blocks of every side and times each operation.
-     *
-     * @return per side, the median µs of one operation, then per side the mean
-     */
-    private static double[] measure(Op[] ops, int blocks) throws Exception {
-        long[][] samples = new long[ops.length][BLOCK * blocks];
-        for (int b = 0; b < blocks; b++) {
-            for (int j = 0; j < ops.length; j++) {
-                int k = (b + j) % ops.length; // each block starts with the next side: no side always follows the same one
-                for (int i = 0; i < BLOCK; i++) {
-                    long start = System.nanoTime();
-                    ops[k].run();
-                    samples[k][b * BLOCK + i] = System.nanoTime() - start;
-                }
-            }
-        }
-        double[] micros = new double[2 * ops.length];
-        for (int k = 0; k < ops.length; k++) {
-            micros[ops.length + k] = java.util.Arrays.stream(samples[k]).average().orElseThrow() / 1e3;
-            micros[k] = Rounds.percentile(samples[k], 50) / 1e3;
-        }
-        return micros;
     }
 }
