@@ -147,7 +147,8 @@ final class RedisByHand implements AutoCloseable {
         if (!setNx(key, value)) {
             throw new IllegalStateException(key + " is taken");
         }
-        Long deleted = redis.evalsha(kanukiReleaseSha, ScriptOutputType.INTEGER, new String[] {key}, "x", value,
+        Long deleted = redis.evalsha(kanukiReleaseSha, ScriptOutputType.INTEGER,
+                new String[] {key, tag + ":fence", tag + ":queue", tag + ":waiters"}, "x", value,
                 tag + ":released");
         if (deleted == null || deleted != 1) {
             throw new IllegalStateException("kanuki's release of " + key + " found another value");

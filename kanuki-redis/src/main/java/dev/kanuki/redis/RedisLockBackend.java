@@ -10,6 +10,7 @@ import dev.kanuki.spi.ChangeSubscription;
 import dev.kanuki.spi.Grant;
 import dev.kanuki.spi.LockMode;
 import dev.kanuki.spi.LockRequest;
+import dev.kanuki.spi.ProcessIdentity;
 import dev.kanuki.spi.TokenOnDemandGrant;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.KeyScanCursor;
@@ -24,8 +25,6 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.masterreplica.MasterReplica;
-import io.lettuce.core.pubsub.RedisPubSubAdapter;
-import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -35,8 +34,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,9 +44,12 @@ import org.slf4j.LoggerFactory;
  * of semaphore permits are members of a sorted set scored by their lease's end ({@link Scripts}).
  * One script per acquisition takes the lock and the name's next fencing token, so an acquisition
  * is one round trip; when the lock is busy it tells the engine how long the holder's lease still
- * runs ({@link LockRequest#retryAfter}). Release removes only our own record and publishes on the
- * name's channel, which wakes waiters of every JVM through one shared pub/sub connection per
- * backend. Renewal compares the owner and extends the lease; the engine's watchdog renews it.
+ * runs ({@link LockRequest#retryAfter}). Release removes only our own record; an exclusive release then
+ * hands the lock to the first waiter in the name's line in the same script and tells that
+ * waiter's backend on its inbox channel, so the waiter holds the lock without a round trip of its
+ * own (first come, first served across JVMs). Other releases, and one with nobody in line,
+ * publish on the name's channel, which wakes waiters of every JVM through one shared pub/sub
+ * connection per backend. Renewal compares the owner and extends the lease; the engine's watchdog renews it.
  * Scripts run with {@code EVALSHA}, falling back to {@code EVAL} (which loads them again) when
  * the server answers {@code NOSCRIPT}, as after a restart.
  *
@@ -73,12 +74,17 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     private final Script renew;
     private final Script verifyMember;
     private final Script dropIntent;
+    private final Script leaveLine;
     private final Script statusScript;
     /** Writers that left an intent key while waiting for readers: dropped when they give up. */
     private final Set<LockRequest> intents = ConcurrentHashMap.newKeySet();
-    private final Object pubSubLock = new Object();
-    private final Map<String, List<Runnable>> listeners = new ConcurrentHashMap<>();
-    private StatefulRedisPubSubConnection<String, String> pubSub;
+    /**
+     * The pub/sub connection, with this backend's inbox: waiters take a place in the server's line
+     * only once the inbox is subscribed, since a hand-over that reaches no subscriber is taken back.
+     */
+    private final PubSubChannels channels;
+    /** Our exclusive requests that took a place in a server's line, by waiter id, until they give up or release. */
+    private final Map<String, InLine> inLine = new ConcurrentHashMap<>();
     /** How many names each memory below keeps before it starts again: they are hints only. */
     static final int NAMES_REMEMBERED = 4096;
     /** How long a name counts as contended after an attempt found it held. */
@@ -120,6 +126,8 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         this.renew = new Script(Scripts.RENEW);
         this.verifyMember = new Script(Scripts.VERIFY_MEMBER);
         this.dropIntent = new Script(Scripts.DROP_INTENT);
+        this.leaveLine = new Script(Scripts.LEAVE_LINE);
+        this.channels = new PubSubChannels(client, scope, "kanuki:inbox:" + ProcessIdentity.randomId(), this::handedOver);
         this.statusScript = new Script(Scripts.STATUS);
     }
 
@@ -139,37 +147,113 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         String value = encode(request.owner(), request.name());
         long lease = Math.max(1, request.lease().toMillis());
         boolean fence = request.mode() != LockMode.EXCLUSIVE || fenced.contains(request.name());
-        if (request.mode() == LockMode.EXCLUSIVE && !isContended(request.name()) && !intents.contains(request)) {
+        boolean exclusive = request.mode() == LockMode.EXCLUSIVE;
+        String id = exclusive ? request.owner().id() : null;
+        if (exclusive) {
+            InLine line = inLine.get(id);
+            long handed = line == null ? -1 : line.takeHandedOver();
+            if (handed >= 0) {
+                // a release handed us the lock (its message came on our inbox): no round trip
+                return Optional.of(new RedisGrant(keys, LockMode.EXCLUSIVE, value, request.name(), handed > 0, handed,
+                        id));
+            }
+            long quiet = line == null ? -1 : line.takeQuiet(channels);
+            if (quiet > 0) {
+                // the engine's attempt right after subscribing: our last attempt found the lock held
+                // with the channel already subscribed, and nothing was published on it since
+                request.retryAfter(Duration.ofNanos(quiet));
+                return Optional.empty();
+            }
+        }
+        if (exclusive && !isContended(request.name()) && !intents.contains(request)) {
             // SET NX PX, bare or with the token: fails while anyone holds the name, readers included
             // (their mark)
             if (fence) {
                 Long n = setWithToken.run(ScriptOutputType.INTEGER, new String[] {keys.lock(), keys.fence()}, value,
                         Long.toString(lease));
                 if (n != null && n >= 0) {
-                    return Optional.of(new RedisGrant(keys, LockMode.EXCLUSIVE, value, request.name(), true, n));
+                    return Optional.of(new RedisGrant(keys, LockMode.EXCLUSIVE, value, request.name(), true, n,
+                            holdIfInLine(id)));
                 }
             } else if ("OK".equals(call(() -> redis.set(keys.lock(), value, setNxArgs(lease))))) {
-                return Optional.of(new RedisGrant(keys, LockMode.EXCLUSIVE, value, request.name(), false, 0));
+                return Optional.of(new RedisGrant(keys, LockMode.EXCLUSIVE, value, request.name(), false, 0,
+                        holdIfInLine(id)));
             }
             contended(request.name());
             // held: the script tells how long the lease runs, leaves a writer's intent where readers
             // are in, and takes the lock if it was freed in between
         }
+        // a waiter takes a place in the name's line (a try without waiting does not)
+        boolean waits = exclusive && channels.inboxOpen() && !request.timeLeft().isZero();
+        PubSubChannels.Mark mark = waits ? channels.mark(keys.channel()) : null;
+        long sent = System.nanoTime();
+        InLine line = waits ? inLine.computeIfAbsent(id, k -> new InLine()) : null;
         List<Object> result = acquire.run(ScriptOutputType.MULTI, keys.forAcquire(), code(request.mode()), value,
-                Long.toString(lease), Integer.toString(request.permits()), fence ? "1" : "0");
+                Long.toString(lease), Integer.toString(request.permits()), fence ? "1" : "0", waits ? id : "",
+                channels.inbox());
         long answer = ((Number) result.get(1)).longValue();
         if (((Number) result.get(0)).longValue() == 1) {
             intents.remove(request);
-            contendedAt.remove(request.name());
-            return Optional.of(new RedisGrant(keys, request.mode(), value, request.name(), fence, answer));
+            return Optional.of(new RedisGrant(keys, request.mode(), value, request.name(), fence, answer,
+                    exclusive ? holdIfInLine(id) : null));
         }
         contended(request.name());
         if (result.size() > 2) {
             intents.add(request); // it left an intent key: drop it if it gives up
         }
+        if (line != null && mark != null && answer > 0) {
+            line.quietFrom(mark, sent + TimeUnit.MILLISECONDS.toNanos(answer));
+        }
         // how long the holder's lease still runs (-1: a key without expiry, no hint)
         request.retryAfter(Duration.ofMillis(answer));
         return Optional.empty();
+    }
+
+    /** @return {@code id} when that request is in a line (from now on holding), else null */
+    private String holdIfInLine(String id) {
+        InLine line = inLine.get(id);
+        if (line == null) {
+            return null;
+        }
+        line.hold();
+        return id;
+    }
+
+    /**
+     * A release handed one of our waiters the lock: its message on our inbox, {@code id TAB token
+     * TAB value}. Wakes the waiter, whose next attempt takes the grant without a round trip. A
+     * hand-over to a request that no longer waits (it gave up while the message was on its way)
+     * is passed on at once, without waiting for its reply.
+     */
+    private void handedOver(String message) {
+        String[] f = message.split("\t", 3);
+        if (f.length != 3) {
+            return;
+        }
+        InLine line = inLine.get(f[0]);
+        if (line == null) {
+            passOn(f[2]);
+            return;
+        }
+        Runnable wake = line.handedOver(Long.parseLong(f[1]));
+        if (wake != null) {
+            wake.run();
+        }
+    }
+
+    /** Releases, asynchronously (we are on the client's event loop), a lock handed to nobody waiting here. */
+    private void passOn(String value) {
+        String name = decodeName(value);
+        if (name == null) {
+            return;
+        }
+        RedisKeys keys = keysOf(name);
+        release.runAsync(keys.forHandOver(), "x", value, keys.channel()).whenComplete((r, e) -> {
+            if (e != null) {
+                LOG.debug("cannot pass on a lock handed to a request that gave up ({}); it is freed when its lease"
+                        + " runs out", e.getMessage());
+            }
+        });
     }
 
     private SetArgs setNxArgs(long leaseMillis) {
@@ -226,6 +310,17 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
 
     @Override
     public void abandon(LockRequest request) {
+        if (request.mode() == LockMode.EXCLUSIVE && inLine.remove(request.owner().id()) != null) {
+            // leave the line; a lock handed over meanwhile goes on to the next in line
+            RedisKeys keys = keysOf(request.name());
+            try {
+                leaveLine.run(ScriptOutputType.INTEGER, keys.forHandOver(), request.owner().id(),
+                        encode(request.owner(), request.name()), keys.channel());
+            } catch (LockBackendException e) {
+                LOG.debug("cannot leave the line of '{}' ({}); the place lapses, and a lock handed to it is passed"
+                        + " on or runs out", request.name(), e.getMessage());
+            }
+        }
         if (intents.remove(request)) {
             RedisKeys keys = keysOf(request.name());
             try {
@@ -252,11 +347,15 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
             fenced(g.name, false); // this holder did not use it: back to tokens on demand
         }
         try {
-            release.run(ScriptOutputType.INTEGER, g.scriptKeys(), code(g.mode), g.value,
-                    g.keys.channel(g.mode));
+            release.run(ScriptOutputType.INTEGER, g.mode == LockMode.EXCLUSIVE ? g.keys.forHandOver() : g.scriptKeys(),
+                    code(g.mode), g.value, g.keys.channel(g.mode));
         } catch (LockBackendException e) {
             // the key expires with its lease; waiters retry on their timer
             LOG.warn("cannot release a Redis lock ({}); it is freed when its lease runs out", e.getMessage());
+        } finally {
+            if (g.lineId != null) {
+                inLine.remove(g.lineId);
+            }
         }
     }
 
@@ -288,48 +387,16 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
 
     @Override
     public ChangeSubscription watchChanges(LockRequest request, Runnable onChange) {
-        String channel = keysOf(request.name()).channel(request.mode());
-        synchronized (pubSubLock) {
-            if (pubSub == null) {
-                pubSub = call(client::connectPubSub);
-                pubSub.addListener(new RedisPubSubAdapter<>() {
-                    @Override
-                    public void message(String ch, String message) {
-                        List<Runnable> rs = listeners.get(ch);
-                        if (rs != null) {
-                            rs.forEach(Runnable::run);
-                        }
-                    }
-                });
-            }
-            List<Runnable> rs = listeners.computeIfAbsent(channel, c -> new CopyOnWriteArrayList<>());
-            rs.add(onChange);
-            if (rs.size() == 1) {
-                StatefulRedisPubSubConnection<String, String> ps = pubSub;
-                call(() -> {
-                    ps.sync().subscribe(channel);
-                    return null;
-                });
-            }
+        ChangeSubscription watch = channels.watch(keysOf(request.name()).channel(request.mode()), onChange);
+        if (request.mode() != LockMode.EXCLUSIVE) {
+            return watch;
         }
-        AtomicBoolean cancelled = new AtomicBoolean();
+        // and the hand-over on the inbox (subscribed with the first watch)
+        InLine line = inLine.computeIfAbsent(request.owner().id(), k -> new InLine());
+        line.wakeWith(onChange);
         return () -> {
-            if (!cancelled.compareAndSet(false, true)) {
-                return;
-            }
-            synchronized (pubSubLock) {
-                List<Runnable> rs = listeners.get(channel);
-                if (rs == null) {
-                    return;
-                }
-                rs.remove(onChange);
-                if (rs.isEmpty()) {
-                    listeners.remove(channel);
-                    if (pubSub != null) {
-                        pubSub.async().unsubscribe(channel); // not awaited: cancel must be quick
-                    }
-                }
-            }
+            line.wakeWith(null);
+            watch.cancel();
         };
     }
 
@@ -407,11 +474,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
 
     @Override
     public void close() {
-        synchronized (pubSubLock) {
-            if (pubSub != null) {
-                pubSub.close();
-            }
-        }
+        channels.close();
         connection.close();
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
     }
@@ -475,6 +538,74 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
             }
             return call(() -> redis.eval(source, type, keys, args));
         }
+
+        /** Without waiting for the reply; an integer script. */
+        java.util.concurrent.CompletionStage<Long> runAsync(String[] keys, String... args) {
+            return connection.async().<Long>evalsha(sha, ScriptOutputType.INTEGER, keys, args)
+                    .exceptionallyCompose(e -> String.valueOf(e.getMessage()).contains("NOSCRIPT")
+                            ? connection.async().<Long>eval(source, ScriptOutputType.INTEGER, keys, args)
+                            : java.util.concurrent.CompletableFuture.failedFuture(e));
+        }
+    }
+
+    /**
+     * One exclusive request of ours in a server's line: the waker the engine gave, and the lock
+     * once a release handed it over. Guarded by its monitor.
+     */
+    private static final class InLine {
+        private Runnable wake;
+        private long handedToken = -1;
+        private boolean holding;
+        /** The channel as the last failed attempt began, and when that attempt's hint runs out; or null. */
+        private PubSubChannels.Mark quietMark;
+        private long hintEndsNanos;
+
+        synchronized void quietFrom(PubSubChannels.Mark mark, long hintEnds) {
+            quietMark = mark;
+            hintEndsNanos = hintEnds;
+        }
+
+        /**
+         * Once per failed attempt: when this request is watching, and nothing was published on the
+         * channel since the last attempt began (so the lock is still held, or its lease ran out,
+         * which the hint covers), how long of that attempt's hint is left.
+         *
+         * @return nanoseconds left of the hint, or 0 or less when an attempt must go to the server
+         */
+        synchronized long takeQuiet(PubSubChannels channels) {
+            PubSubChannels.Mark mark = quietMark;
+            quietMark = null;
+            if (mark == null || wake == null || !channels.quietSince(mark)) {
+                return 0;
+            }
+            return hintEndsNanos - System.nanoTime();
+        }
+
+        synchronized void wakeWith(Runnable onChange) {
+            wake = onChange;
+        }
+
+        /** @return the waker to run, or null (none yet, or the request holds the lock already) */
+        synchronized Runnable handedOver(long token) {
+            if (holding) {
+                return null;
+            }
+            handedToken = token;
+            return wake;
+        }
+
+        /** @return the token handed over (0: none issued yet), or -1 when nothing was; from then on holding */
+        synchronized long takeHandedOver() {
+            if (holding || handedToken < 0) {
+                return -1;
+            }
+            holding = true;
+            return handedToken;
+        }
+
+        synchronized void hold() {
+            holding = true;
+        }
     }
 
     private static String sha1(String s) {
@@ -501,13 +632,17 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         final LockMode mode;
         final String value;
         final String name;
+        /** The waiter id under which the request was in a line ({@link #inLine}), else null. */
+        final String lineId;
 
-        RedisGrant(RedisKeys keys, LockMode mode, String value, String name, boolean issuedEagerly, long token) {
+        RedisGrant(RedisKeys keys, LockMode mode, String value, String name, boolean issuedEagerly, long token,
+                String lineId) {
             super(issuedEagerly ? OptionalLong.of(token) : OptionalLong.empty());
             this.keys = keys;
             this.mode = mode;
             this.value = value;
             this.name = name;
+            this.lineId = lineId;
         }
 
         /** @return the keys the release and renew scripts take: the grant's key, and for a reader the lock key */

@@ -12,10 +12,14 @@ final class Scripts {
     private Scripts() {
     }
 
-    /** A script with the shared pieces put in: {@code @READERS@} and {@code @NEXT_TOKEN@}. */
+    /** A script with the shared pieces put in: {@code @READERS@}, {@code @NEXT_TOKEN@}, {@code @HAND_OVER@}. */
     private static String lua(String script) {
-        return script.replace("@READERS@", READERS).replace("@NEXT_TOKEN@", NEXT_TOKEN);
+        return script.replace("@HAND_OVER@", HAND_OVER).replace("@READERS@", READERS)
+                .replace("@NEXT_TOKEN@", NEXT_TOKEN);
     }
+
+    /** How long past the holder's remaining lease a waiter's place in line lasts without a new attempt, in ms. */
+    static final long PLACE_KEPT_MILLIS = 10_000;
 
     /**
      * The value of the lock key while readers hold the name: no owner record (those have five
@@ -47,10 +51,59 @@ final class Scripts {
             """;
 
     /**
-     * KEYS: lock, fence, shared, permits, intent. ARGV: mode ({@code x} exclusive, {@code s}
+     * Hands a just-deleted exclusive lock to the first waiter in line that still listens; expects
+     * the variables {@code t} and {@code now} declared (it sets them), {@code nextToken}, KEYS[1]
+     * the lock and KEYS[2] the fence. The line is a sorted set of waiter ids by arrival
+     * ({@code queue}) and a hash of their entries ({@code waiters}): when each stops counting
+     * (server ms), its lease, whether it takes a token with the lock, its inbox channel, its
+     * value. The lock key is set to the waiter's value with its lease, and the grant published on
+     * the waiter's inbox: {@code id TAB token TAB value} (token 0: issued on demand later).
+     * {@code PUBLISH} answers how many clients got it; none means the waiter's process is gone
+     * (its connection closed), so the lock is taken back and the next waiter tried. With nobody
+     * in line, the release is published on the name's channel, which wakes every waiter.
+     */
+    private static final String HAND_OVER = """
+            local function handOver(queue, waiters, channel)
+              if redis.call('EXISTS', queue) == 1 then
+                t = redis.call('TIME')
+                now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+                while true do
+                  local head = redis.call('ZRANGE', queue, 0, 0)
+                  if #head == 0 then
+                    break
+                  end
+                  local id = head[1]
+                  local entry = redis.call('HGET', waiters, id)
+                  redis.call('ZREM', queue, id)
+                  redis.call('HDEL', waiters, id)
+                  if entry then
+                    local ends, lease, fence, inbox, value =
+                        string.match(entry, '^(%d+)\t(%d+)\t(%d)\t([^\t]+)\t(.*)$')
+                    if ends and tonumber(ends) > now then
+                      redis.call('SET', KEYS[1], value, 'PX', lease)
+                      local token = 0
+                      if fence == '1' then
+                        token = nextToken()
+                      end
+                      if redis.call('PUBLISH', inbox, id .. '\t' .. string.format('%d', token) .. '\t' .. value) > 0 then
+                        return true
+                      end
+                      redis.call('DEL', KEYS[1])
+                    end
+                  end
+                end
+              end
+              redis.call('PUBLISH', channel, '1')
+              return false
+            end
+            """;
+
+    /**
+     * KEYS: lock, fence, shared, permits, intent, queue, waiters. ARGV: mode ({@code x} exclusive, {@code s}
      * shared, {@code p} permit), value, lease ms, permits, and for {@code x} whether to take a
      * fencing token ({@code 1}) or leave it to be issued on demand ({@code 0}; shared and permit
-     * acquisitions always take one). Returns {1, token} when taken (token 0 when not taken), or
+     * acquisitions always take one), the waiter's id and inbox channel for an exclusive request that
+     * waits if it cannot have the lock now (empty: it does not wait, or cannot be told). Returns {1, token} when taken (token 0 when not taken), or
      * {0, ms} when not: how long until the lock can become free without a release (the holder's
      * remaining lease; -1 when the key has no expiry), with a third element 1 when the request
      * left an intent key.
@@ -58,6 +111,13 @@ final class Scripts {
      * <p>An uncontended exclusive acquisition is a bare {@code SET NX PX} instead, or
      * {@link #SET_WITH_TOKEN} for a name whose holders ask for tokens ({@link RedisLockBackend});
      * this script is the path of a contended name and of a writer that left an intent.
+     *
+     * <p>An exclusive request that finds the name held and gives an id takes a place in line
+     * (first arrival keeps it; each attempt extends how long it counts, to twice the holder's
+     * remaining lease plus {@value #PLACE_KEPT_MILLIS} ms): the holder's release hands the lock to the first
+     * in line ({@code HAND_OVER}), so a waiter gets it without an attempt of its own. An attempt
+     * that finds the lock already handed to it (the grant's message not yet read) takes it, with a
+     * fresh lease.
      *
      * <p>An exclusive request that finds readers leaves an intent key (its value, for its lease):
      * new readers stay out while it exists, so a writer is not starved by a stream of readers in
@@ -69,6 +129,32 @@ final class Scripts {
             local t = redis.call('TIME')
             local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
             @NEXT_TOKEN@
+            local function queueUp(left)
+              if ARGV[6] == '' then
+                return
+              end
+              local keep = 2 * math.max(left, 0) + @PLACE_KEPT@
+              redis.call('ZADD', KEYS[6], 'NX', now, ARGV[6])
+              redis.call('HSET', KEYS[7], ARGV[6], string.format('%d', now + keep) .. '\t' .. ARGV[3] .. '\t'
+                  .. ARGV[5] .. '\t' .. ARGV[7] .. '\t' .. value)
+              for _, key in ipairs({KEYS[6], KEYS[7]}) do
+                if redis.call('PTTL', key) < keep then
+                  redis.call('PEXPIRE', key, keep)
+                end
+              end
+            end
+            local function leaveLine()
+              if ARGV[6] ~= '' then
+                redis.call('ZREM', KEYS[6], ARGV[6])
+                redis.call('HDEL', KEYS[7], ARGV[6])
+              end
+            end
+            local function took()
+              if ARGV[5] == '1' then
+                return {1, nextToken()}
+              end
+              return {1, 0}
+            end
             local function join(set)
               redis.call('ZADD', set, now + lease, value)
               if redis.call('PTTL', set) < lease then
@@ -88,8 +174,17 @@ final class Scripts {
               return {0, firstLeft(KEYS[4], 0)}
             end
             local current = redis.call('GET', KEYS[1])
+            if mode == 'x' and current == value then
+              redis.call('PEXPIRE', KEYS[1], lease)
+              leaveLine()
+              return took()
+            end
             if current and current ~= '@READERS@' then
-              return {0, redis.call('PTTL', KEYS[1])}
+              local left = redis.call('PTTL', KEYS[1])
+              if mode == 'x' then
+                queueUp(left)
+              end
+              return {0, left}
             end
             redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
             if mode == 's' then
@@ -104,17 +199,17 @@ final class Scripts {
             end
             if redis.call('ZCARD', KEYS[3]) > 0 then
               redis.call('SET', KEYS[5], value, 'PX', lease)
-              return {0, firstLeft(KEYS[3], -1), 1}
+              local left = firstLeft(KEYS[3], -1)
+              queueUp(left)
+              return {0, left, 1}
             end
             redis.call('SET', KEYS[1], value, 'PX', lease)
             if redis.call('GET', KEYS[5]) == value then
               redis.call('DEL', KEYS[5])
             end
-            if ARGV[5] == '1' then
-              return {1, nextToken()}
-            end
-            return {1, 0}
-            """);
+            leaveLine()
+            return took()
+            """).replace("@PLACE_KEPT@", Long.toString(PLACE_KEPT_MILLIS));
 
     /**
      * KEYS: lock, fence. ARGV: value, lease ms. The uncontended exclusive acquisition of a name
@@ -148,27 +243,51 @@ final class Scripts {
             """);
 
     /**
-     * KEYS: the grant's key (lock, or the shared/permit set), and for a reader the lock key.
-     * ARGV: mode, value, channel. Compare-and-delete (or remove our member), then wake waiters.
-     * The last live reader out removes the readers' mark on the lock key, so that a writer's bare
-     * {@code SET NX} gets in at once.
+     * KEYS: for an exclusive grant lock, fence, queue, waiters; for a reader the shared set and
+     * the lock; for a permit the permit set. ARGV: mode, value, channel. Compare-and-delete (or
+     * remove our member), then for an exclusive lock hand it to the first waiter in line
+     * ({@code HAND_OVER}), else wake waiters on the channel. The last live reader out removes the
+     * readers' mark on the lock key, so that a writer's bare {@code SET NX} gets in at once.
      */
     static final String RELEASE = lua("""
-            local gone
+            local t, now
+            @NEXT_TOKEN@
+            @HAND_OVER@
             if ARGV[1] == 'x' then
-              gone = redis.call('GET', KEYS[1]) == ARGV[2] and redis.call('DEL', KEYS[1]) == 1
-            else
-              gone = redis.call('ZREM', KEYS[1], ARGV[2]) == 1
-              if gone and ARGV[1] == 's' and redis.call('GET', KEYS[2]) == '@READERS@' then
-                local t = redis.call('TIME')
-                local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-                if redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf') == 0 then
-                  redis.call('DEL', KEYS[2])
-                end
+              if redis.call('GET', KEYS[1]) == ARGV[2] and redis.call('DEL', KEYS[1]) == 1 then
+                handOver(KEYS[3], KEYS[4], ARGV[3])
+                return 1
+              end
+              return 0
+            end
+            local gone = redis.call('ZREM', KEYS[1], ARGV[2]) == 1
+            if gone and ARGV[1] == 's' and redis.call('GET', KEYS[2]) == '@READERS@' then
+              t = redis.call('TIME')
+              now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+              if redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf') == 0 then
+                redis.call('DEL', KEYS[2])
               end
             end
             if gone then
               redis.call('PUBLISH', ARGV[3], '1')
+              return 1
+            end
+            return 0
+            """);
+
+    /**
+     * KEYS: lock, fence, queue, waiters. ARGV: waiter id, value, channel. An exclusive waiter
+     * gave up: it leaves the line, and when the lock was handed to it meanwhile, it passes the
+     * lock on ({@code HAND_OVER}). Returns 1 when it had been handed the lock.
+     */
+    static final String LEAVE_LINE = lua("""
+            local t, now
+            @NEXT_TOKEN@
+            @HAND_OVER@
+            redis.call('ZREM', KEYS[3], ARGV[1])
+            redis.call('HDEL', KEYS[4], ARGV[1])
+            if redis.call('GET', KEYS[1]) == ARGV[2] and redis.call('DEL', KEYS[1]) == 1 then
+              handOver(KEYS[3], KEYS[4], ARGV[3])
               return 1
             end
             return 0
