@@ -148,7 +148,7 @@ final class RedisByHand implements AutoCloseable {
             throw new IllegalStateException(key + " is taken");
         }
         Long deleted = redis.evalsha(kanukiReleaseSha, ScriptOutputType.INTEGER,
-                new String[] {key, tag + ":fence", tag + ":queue", tag + ":waiters"}, "x", value,
+                new String[] {key, tag + ":fence", tag + ":queue"}, "x", value,
                 tag + ":released");
         if (deleted == null || deleted != 1) {
             throw new IllegalStateException("kanuki's release of " + key + " found another value");

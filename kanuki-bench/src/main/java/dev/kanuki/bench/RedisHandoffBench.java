@@ -37,7 +37,15 @@ import java.util.Locale;
 public final class RedisHandoffBench {
     private static final int STEPS = 10;
     private static final int BLOCKS = 20;
-    private static final int WARM_ROUNDS = 2;
+    /**
+     * Warm-up rounds, dropped: all three get faster over the first rounds as the JIT compiles
+     * their paths, Redisson's over more rounds than the others (its p50 fell 4-fold over 10
+     * rounds here, kanuki's and the raw client's 3-fold over 5), so a short warm-up flatters
+     * kanuki against Redisson.
+     */
+    private static final int WARM_ROUNDS = 10;
+    /** Prints every round's p50s ({@code -Dkanuki.bench.verbose=true}). */
+    private static final boolean VERBOSE = Boolean.getBoolean("kanuki.bench.verbose");
     /** The implementations, in the order of a round's columns (p50s, then p99s). */
     static final String[] IMPLS = {"kanuki", "raw", "redisson"};
 
@@ -97,6 +105,10 @@ public final class RedisHandoffBench {
                 }
                 if (round >= WARM_ROUNDS) {
                     results.add(micros);
+                }
+                if (VERBOSE) {
+                    System.out.printf(Locale.ROOT, "  round %d%s: p50 kanuki %.0f raw %.0f redisson %.0f µs%n", round + 1,
+                            round < WARM_ROUNDS ? " (warm-up)" : "", micros[0], micros[1], micros[2]);
                 }
             }
         } finally {

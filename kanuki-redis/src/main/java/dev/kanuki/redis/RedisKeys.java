@@ -10,14 +10,14 @@ import java.util.Base64;
  * The keys of one lock name. Any name (any Unicode, spaces, braces, 1024 characters) maps to
  * short, safe keys under {@code kanuki:{DIGEST}:}: {@code lock} (the exclusive holder),
  * {@code shared} (readers), {@code permits} (semaphore holders), {@code intent} (a writer waiting
- * for readers to leave), {@code fence} (the token counter), {@code queue} and {@code waiters}
- * (exclusive waiters in line, see {@link Scripts#RELEASE}), and the channels {@code released}
+ * for readers to leave), {@code fence} (the token counter), {@code queue} (the line of exclusive
+ * waiters, see {@link Scripts#RELEASE}), and the channels {@code released}
  * and {@code permit-released}; DIGEST is the base64url SHA-256 of the name's UTF-8 bytes. The
  * digest is the hash tag, so a cluster keeps a name's keys in one slot; the real name is kept in
  * the values for status and list.
  */
 record RedisKeys(String lock, String fence, String shared, String permits, String intent, String queue,
-        String waiters, String channel, String permitChannel) {
+        String channel, String permitChannel) {
     static final String PREFIX = "kanuki:{";
     static final String LOCK_SUFFIX = "}:lock";
     static final String SHARED_SUFFIX = "}:shared";
@@ -25,17 +25,17 @@ record RedisKeys(String lock, String fence, String shared, String permits, Strin
     static RedisKeys of(String name) {
         String tag = PREFIX + digest(name) + "}";
         return new RedisKeys(tag + ":lock", tag + ":fence", tag + ":shared", tag + ":permits", tag + ":intent",
-                tag + ":queue", tag + ":waiters", tag + ":released", tag + ":permit-released");
+                tag + ":queue", tag + ":released", tag + ":permit-released");
     }
 
     /** @return the keys the acquisition script takes, in its order */
     String[] forAcquire() {
-        return new String[] {lock, fence, shared, permits, intent, queue, waiters};
+        return new String[] {lock, fence, shared, permits, intent, queue};
     }
 
-    /** @return the keys an exclusive release, and a waiter leaving the line, take: lock, fence, queue, waiters */
+    /** @return the keys an exclusive release, and a waiter leaving the line, take: lock, fence, queue */
     String[] forHandOver() {
-        return new String[] {lock, fence, queue, waiters};
+        return new String[] {lock, fence, queue};
     }
 
     /** @return the key a grant of this mode lives in */

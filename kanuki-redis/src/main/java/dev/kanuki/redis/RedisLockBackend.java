@@ -25,6 +25,9 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.masterreplica.MasterReplica;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.DefaultEventLoopGroupProvider;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -64,6 +67,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
             .crossProcess().sharedLocks().semaphores().persistentFencing().ownerRecords().build();
 
     private final RedisClient client;
+    private final ClientResources resources;
     private final StatefulRedisConnection<String, String> connection;
     private final RedisCommands<String, String> redis;
     private final String scope;
@@ -99,7 +103,12 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
 
     RedisLockBackend(RedisURI uri, String scope, Duration timeout, java.io.File trusted) {
         this.scope = scope;
-        this.client = RedisClient.create(uri);
+        // One I/O thread for both connections: a hand-over arrives on the pub/sub connection, and
+        // the holder's next command (often the release) then goes out through the thread that just
+        // ran, not one that has slept since the last command; it also keeps a provider's threads few.
+        this.resources = DefaultClientResources.builder().eventLoopGroupProvider(new DefaultEventLoopGroupProvider(1))
+                .build();
+        this.client = RedisClient.create(resources, uri);
         ClientOptions.Builder options = ClientOptions.builder();
         if (trusted != null) {
             options.sslOptions(io.lettuce.core.SslOptions.builder().jdkSslProvider().trustManager(trusted).build());
@@ -116,6 +125,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
                     : MasterReplica.connect(client, StringCodec.UTF8, uri);
         } catch (RuntimeException e) {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+            resources.shutdown(0, 1, TimeUnit.SECONDS);
             throw e;
         }
         this.redis = connection.sync();
@@ -188,9 +198,10 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         PubSubChannels.Mark mark = waits ? channels.mark(keys.channel()) : null;
         long sent = System.nanoTime();
         InLine line = waits ? inLine.computeIfAbsent(id, k -> new InLine()) : null;
+        String entry = line == null ? "" : line.entry(() -> channels.inbox() + "\t" + id + "\t" + lease + "\t"
+                + (fence ? "1" : "0") + "\t" + value);
         List<Object> result = acquire.run(ScriptOutputType.MULTI, keys.forAcquire(), code(request.mode()), value,
-                Long.toString(lease), Integer.toString(request.permits()), fence ? "1" : "0", waits ? id : "",
-                channels.inbox());
+                Long.toString(lease), Integer.toString(request.permits()), fence ? "1" : "0", entry);
         long answer = ((Number) result.get(1)).longValue();
         if (((Number) result.get(0)).longValue() == 1) {
             intents.remove(request);
@@ -220,7 +231,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     }
 
     /**
-     * A release handed one of our waiters the lock: its message on our inbox, {@code id TAB token
+     * A release handed one of our waiters the lock: its message on our inbox, {@code token TAB id
      * TAB value}. Wakes the waiter, whose next attempt takes the grant without a round trip. A
      * hand-over to a request that no longer waits (it gave up while the message was on its way)
      * is passed on at once, without waiting for its reply.
@@ -230,12 +241,12 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         if (f.length != 3) {
             return;
         }
-        InLine line = inLine.get(f[0]);
+        InLine line = inLine.get(f[1]);
         if (line == null) {
             passOn(f[2]);
             return;
         }
-        Runnable wake = line.handedOver(Long.parseLong(f[1]));
+        Runnable wake = line.handedOver(Long.parseLong(f[0]));
         if (wake != null) {
             wake.run();
         }
@@ -310,11 +321,13 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
 
     @Override
     public void abandon(LockRequest request) {
-        if (request.mode() == LockMode.EXCLUSIVE && inLine.remove(request.owner().id()) != null) {
+        InLine line = request.mode() == LockMode.EXCLUSIVE ? inLine.remove(request.owner().id()) : null;
+        String entry = line == null ? null : line.entry();
+        if (entry != null) {
             // leave the line; a lock handed over meanwhile goes on to the next in line
             RedisKeys keys = keysOf(request.name());
             try {
-                leaveLine.run(ScriptOutputType.INTEGER, keys.forHandOver(), request.owner().id(),
+                leaveLine.run(ScriptOutputType.INTEGER, keys.forHandOver(), entry,
                         encode(request.owner(), request.name()), keys.channel());
             } catch (LockBackendException e) {
                 LOG.debug("cannot leave the line of '{}' ({}); the place lapses, and a lock handed to it is passed"
@@ -477,6 +490,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         channels.close();
         connection.close();
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        resources.shutdown(0, 2, TimeUnit.SECONDS);
     }
 
     // ------------------------------------------------------------------ owner record
@@ -553,6 +567,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
      * once a release handed it over. Guarded by its monitor.
      */
     private static final class InLine {
+        private String entry;
         private Runnable wake;
         private long handedToken = -1;
         private boolean holding;
@@ -579,6 +594,22 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
                 return 0;
             }
             return hintEndsNanos - System.nanoTime();
+        }
+
+        /**
+         * @return the request's entry in the server's line, made on the first call: the same on
+         *     every attempt, so that the line finds it (a later attempt would otherwise add another)
+         */
+        synchronized String entry(java.util.function.Supplier<String> make) {
+            if (entry == null) {
+                entry = make.get();
+            }
+            return entry;
+        }
+
+        /** @return the entry, or null when the request never took a place in line */
+        synchronized String entry() {
+            return entry;
         }
 
         synchronized void wakeWith(Runnable onChange) {

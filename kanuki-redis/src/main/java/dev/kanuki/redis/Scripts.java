@@ -51,59 +51,49 @@ final class Scripts {
             """;
 
     /**
-     * Hands a just-deleted exclusive lock to the first waiter in line that still listens; expects
-     * the variables {@code t} and {@code now} declared (it sets them), {@code nextToken}, KEYS[1]
-     * the lock and KEYS[2] the fence. The line is a sorted set of waiter ids by arrival
-     * ({@code queue}) and a hash of their entries ({@code waiters}): when each stops counting
-     * (server ms), its lease, whether it takes a token with the lock, its inbox channel, its
-     * value. The lock key is set to the waiter's value with its lease, and the grant published on
-     * the waiter's inbox: {@code id TAB token TAB value} (token 0: issued on demand later).
-     * {@code PUBLISH} answers how many clients got it; none means the waiter's process is gone
-     * (its connection closed), so the lock is taken back and the next waiter tried. With nobody
-     * in line, the release is published on the name's channel, which wakes every waiter.
+     * Hands an exclusive lock its holder just released to the first waiter in line that still
+     * listens; expects the variable {@code t} declared, {@code nextToken}, KEYS[1] the lock and
+     * KEYS[2] the fence. The line is a list of entries in order of arrival, each
+     * {@code inbox TAB id TAB lease TAB fence TAB value} ({@link RedisLockBackend} makes them):
+     * the waiter's backend's inbox channel, its waiter id, the lease it asked for, whether it takes
+     * a token with the lock ({@code 1}), and its owner record. The lock key is set to the waiter's
+     * value with its lease, and {@code token TAB id TAB value} published on its inbox (token 0:
+     * issued on demand later). {@code PUBLISH} answers how many clients got it; none means the
+     * waiter's process is gone (its connection closed), and the next entry is tried. With nobody
+     * in line the lock key is deleted and the release published on the name's channel, which
+     * wakes every waiter. Few commands on purpose: this runs inside every contended release, and
+     * the waiter hears of it only once the script has ended.
      */
     private static final String HAND_OVER = """
-            local function handOver(queue, waiters, channel)
-              if redis.call('EXISTS', queue) == 1 then
-                t = redis.call('TIME')
-                now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-                while true do
-                  local head = redis.call('ZRANGE', queue, 0, 0)
-                  if #head == 0 then
-                    break
+            local function handOver(queue, channel)
+              local entry = redis.call('LPOP', queue)
+              while entry do
+                local inbox, id, lease, fence, value = string.match(entry, '^([^\t]+)\t([^\t]+)\t(%d+)\t(%d)\t(.*)$')
+                if inbox then
+                  redis.call('SET', KEYS[1], value, 'PX', lease)
+                  local token = 0
+                  if fence == '1' then
+                    t = redis.call('TIME')
+                    token = nextToken()
                   end
-                  local id = head[1]
-                  local entry = redis.call('HGET', waiters, id)
-                  redis.call('ZREM', queue, id)
-                  redis.call('HDEL', waiters, id)
-                  if entry then
-                    local ends, lease, fence, inbox, value =
-                        string.match(entry, '^(%d+)\t(%d+)\t(%d)\t([^\t]+)\t(.*)$')
-                    if ends and tonumber(ends) > now then
-                      redis.call('SET', KEYS[1], value, 'PX', lease)
-                      local token = 0
-                      if fence == '1' then
-                        token = nextToken()
-                      end
-                      if redis.call('PUBLISH', inbox, id .. '\t' .. string.format('%d', token) .. '\t' .. value) > 0 then
-                        return true
-                      end
-                      redis.call('DEL', KEYS[1])
-                    end
+                  if redis.call('PUBLISH', inbox, string.format('%d', token) .. '\t' .. id .. '\t' .. value) > 0 then
+                    return true
                   end
                 end
+                entry = redis.call('LPOP', queue)
               end
+              redis.call('DEL', KEYS[1])
               redis.call('PUBLISH', channel, '1')
               return false
             end
             """;
 
     /**
-     * KEYS: lock, fence, shared, permits, intent, queue, waiters. ARGV: mode ({@code x} exclusive, {@code s}
+     * KEYS: lock, fence, shared, permits, intent, queue. ARGV: mode ({@code x} exclusive, {@code s}
      * shared, {@code p} permit), value, lease ms, permits, and for {@code x} whether to take a
      * fencing token ({@code 1}) or leave it to be issued on demand ({@code 0}; shared and permit
-     * acquisitions always take one), the waiter's id and inbox channel for an exclusive request that
-     * waits if it cannot have the lock now (empty: it does not wait, or cannot be told). Returns {1, token} when taken (token 0 when not taken), or
+     * acquisitions always take one), and the line entry of an exclusive request that waits if it
+     * cannot have the lock now (see {@code HAND_OVER}; empty: it does not wait, or cannot be told). Returns {1, token} when taken (token 0 when not taken), or
      * {0, ms} when not: how long until the lock can become free without a release (the holder's
      * remaining lease; -1 when the key has no expiry), with a third element 1 when the request
      * left an intent key.
@@ -112,10 +102,11 @@ final class Scripts {
      * {@link #SET_WITH_TOKEN} for a name whose holders ask for tokens ({@link RedisLockBackend});
      * this script is the path of a contended name and of a writer that left an intent.
      *
-     * <p>An exclusive request that finds the name held and gives an id takes a place in line
-     * (first arrival keeps it; each attempt extends how long it counts, to twice the holder's
-     * remaining lease plus {@value #PLACE_KEPT_MILLIS} ms): the holder's release hands the lock to the first
-     * in line ({@code HAND_OVER}), so a waiter gets it without an attempt of its own. An attempt
+     * <p>An exclusive request that finds the name held and gives an entry takes a place at the end
+     * of the line, once (its later attempts find the entry there): the holder's release hands the
+     * lock to the first in line ({@code HAND_OVER}), so a waiter gets it without an attempt of
+     * its own. Each attempt keeps the line's key at least twice the holder's remaining lease plus
+     * {@value #PLACE_KEPT_MILLIS} ms, so a line nobody waits in any more goes away. An attempt
      * that finds the lock already handed to it (the grant's message not yet read) takes it, with a
      * fresh lease.
      *
@@ -133,20 +124,17 @@ final class Scripts {
               if ARGV[6] == '' then
                 return
               end
+              if not redis.call('LPOS', KEYS[6], ARGV[6]) then
+                redis.call('RPUSH', KEYS[6], ARGV[6])
+              end
               local keep = 2 * math.max(left, 0) + @PLACE_KEPT@
-              redis.call('ZADD', KEYS[6], 'NX', now, ARGV[6])
-              redis.call('HSET', KEYS[7], ARGV[6], string.format('%d', now + keep) .. '\t' .. ARGV[3] .. '\t'
-                  .. ARGV[5] .. '\t' .. ARGV[7] .. '\t' .. value)
-              for _, key in ipairs({KEYS[6], KEYS[7]}) do
-                if redis.call('PTTL', key) < keep then
-                  redis.call('PEXPIRE', key, keep)
-                end
+              if redis.call('PTTL', KEYS[6]) < keep then
+                redis.call('PEXPIRE', KEYS[6], keep)
               end
             end
             local function leaveLine()
               if ARGV[6] ~= '' then
-                redis.call('ZREM', KEYS[6], ARGV[6])
-                redis.call('HDEL', KEYS[7], ARGV[6])
+                redis.call('LREM', KEYS[6], 1, ARGV[6])
               end
             end
             local function took()
@@ -243,7 +231,7 @@ final class Scripts {
             """);
 
     /**
-     * KEYS: for an exclusive grant lock, fence, queue, waiters; for a reader the shared set and
+     * KEYS: for an exclusive grant lock, fence, queue; for a reader the shared set and
      * the lock; for a permit the permit set. ARGV: mode, value, channel. Compare-and-delete (or
      * remove our member), then for an exclusive lock hand it to the first waiter in line
      * ({@code HAND_OVER}), else wake waiters on the channel. The last live reader out removes the
@@ -254,8 +242,8 @@ final class Scripts {
             @NEXT_TOKEN@
             @HAND_OVER@
             if ARGV[1] == 'x' then
-              if redis.call('GET', KEYS[1]) == ARGV[2] and redis.call('DEL', KEYS[1]) == 1 then
-                handOver(KEYS[3], KEYS[4], ARGV[3])
+              if redis.call('GET', KEYS[1]) == ARGV[2] then
+                handOver(KEYS[3], ARGV[3])
                 return 1
               end
               return 0
@@ -276,18 +264,17 @@ final class Scripts {
             """);
 
     /**
-     * KEYS: lock, fence, queue, waiters. ARGV: waiter id, value, channel. An exclusive waiter
-     * gave up: it leaves the line, and when the lock was handed to it meanwhile, it passes the
-     * lock on ({@code HAND_OVER}). Returns 1 when it had been handed the lock.
+     * KEYS: lock, fence, queue. ARGV: the waiter's line entry, its value, channel. An exclusive
+     * waiter gave up: it leaves the line, and when the lock was handed to it meanwhile, it passes
+     * the lock on ({@code HAND_OVER}). Returns 1 when it had been handed the lock.
      */
     static final String LEAVE_LINE = lua("""
-            local t, now
+            local t
             @NEXT_TOKEN@
             @HAND_OVER@
-            redis.call('ZREM', KEYS[3], ARGV[1])
-            redis.call('HDEL', KEYS[4], ARGV[1])
-            if redis.call('GET', KEYS[1]) == ARGV[2] and redis.call('DEL', KEYS[1]) == 1 then
-              handOver(KEYS[3], KEYS[4], ARGV[3])
+            redis.call('LREM', KEYS[3], 1, ARGV[1])
+            if redis.call('GET', KEYS[1]) == ARGV[2] then
+              handOver(KEYS[3], ARGV[3])
               return 1
             end
             return 0

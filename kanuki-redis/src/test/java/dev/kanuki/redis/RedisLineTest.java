@@ -17,7 +17,6 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -109,7 +108,7 @@ class RedisLineTest {
             long heldToken = held.fencingToken();
             Waiter one = new Waiter(first, name);
             Waiter two = new Waiter(second, name);
-            assertEquals(2, redis.zcard(keys.queue()), "both waiters are in line");
+            assertEquals(2, redis.llen(keys.queue()), "both waiters are in line");
 
             redis.configResetstat();
             holderSide.release(held);
@@ -127,7 +126,7 @@ class RedisLineTest {
             assertTrue(second.verify(g2));
             second.release(g2);
             assertNull(redis.get(keys.lock()), "nobody in line: the release frees it");
-            assertEquals(0, redis.exists(keys.queue(), keys.waiters()), "the line leaves no keys behind");
+            assertEquals(0, redis.exists(keys.queue()), "the line leaves no keys behind");
         }
     }
 
@@ -141,11 +140,11 @@ class RedisLineTest {
             LockBackend gone = backend();
             Waiter dead = new Waiter(gone, name);
             Waiter last = new Waiter(alive, name);
-            assertEquals(3, redis.zcard(keys.queue()));
+            assertEquals(3, redis.llen(keys.queue()));
 
             quitter.watch.cancel();
             gaveUp.abandon(quitter.request); // as the engine does when a waiter times out
-            assertEquals(2, redis.zcard(keys.queue()), "a waiter that gives up leaves the line");
+            assertEquals(2, redis.llen(keys.queue()), "a waiter that gives up leaves the line");
             gone.close(); // its connections close, as when its process is killed; its place stays
             await().atMost(Duration.ofSeconds(10)).until(() -> redis.pubsubChannels("kanuki:inbox:*").size() == 2);
 
@@ -166,11 +165,9 @@ class RedisLineTest {
             Grant held = holderSide.tryAcquire(waiting(name)).orElseThrow();
             // a waiter that was in line when its request ended: its backend still listens on its inbox
             Waiter real = new Waiter(listener, name);
-            String inbox = redis.hget(keys.waiters(), real.request.owner().id()).split("\t")[3];
+            String inbox = redis.lindex(keys.queue(), 0).split("\t")[0];
             LockRequest ended = waiting(name);
-            redis.zadd(keys.queue(), 0, ended.owner().id()); // ahead of the real waiter
-            long ends = System.currentTimeMillis() + 60_000;
-            redis.hset(keys.waiters(), ended.owner().id(), ends + "\t30000\t0\t" + inbox + "\t"
+            redis.lpush(keys.queue(), inbox + "\t" + ended.owner().id() + "\t30000\t0\t" // ahead of the real waiter
                     + RedisLockBackend.encode(ended.owner(), name));
 
             holderSide.release(held);
@@ -229,12 +226,12 @@ class RedisLineTest {
             Waiter opener = new Waiter(other, name); // the inbox is open
             opener.watch.cancel();
             other.abandon(opener.request);
-            redis.del(keys.queue(), keys.waiters());
+            redis.del(keys.queue());
             LockRequest once = new LockRequest(name, LockMode.EXCLUSIVE, 1, LEASE, System.nanoTime());
             assertTrue(other.tryAcquire(once).isEmpty());
             assertTrue(other.tryAcquire(once).isEmpty());
-            assertEquals(0, redis.exists(keys.queue(), keys.waiters()), "a try without waiting queued: "
-                    + List.of(redis.zrange(keys.queue(), 0, -1)));
+            assertEquals(0, redis.exists(keys.queue()), "a try without waiting queued: "
+                    + redis.lrange(keys.queue(), 0, -1));
             holderSide.release(held);
         }
     }
