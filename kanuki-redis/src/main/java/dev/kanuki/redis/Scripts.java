@@ -105,8 +105,9 @@ final class Scripts {
      * <p>An exclusive request that finds the name held and gives an entry takes a place at the end
      * of the line, once (its later attempts find the entry there): the holder's release hands the
      * lock to the first in line ({@code HAND_OVER}), so a waiter gets it without an attempt of
-     * its own. Each attempt keeps the line's key at least twice the holder's remaining lease plus
-     * {@value #PLACE_KEPT_MILLIS} ms, so a line nobody waits in any more goes away. An attempt
+     * its own. Each refused attempt sets the line's expiry to twice the holder's remaining lease plus
+     * {@value #PLACE_KEPT_MILLIS} ms (a waiter attempts again within the holder's remaining lease),
+     * so a line nobody waits in any more goes away. An attempt
      * that finds the lock already handed to it (the grant's message not yet read) takes it, with a
      * fresh lease.
      *
@@ -117,21 +118,29 @@ final class Scripts {
      */
     static final String ACQUIRE = lua("""
             local mode, value, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
+            local function queueUp(left)
+              if ARGV[6] ~= '' then
+                if not redis.call('LPOS', KEYS[6], ARGV[6]) then
+                  redis.call('RPUSH', KEYS[6], ARGV[6])
+                end
+                redis.call('PEXPIRE', KEYS[6], 2 * math.max(left, 0) + @PLACE_KEPT@)
+              end
+            end
+            local current
+            if mode ~= 'p' then
+              -- the common refusal first, with the fewest commands: held by another
+              current = redis.call('GET', KEYS[1])
+              if current and current ~= '@READERS@' and current ~= value then
+                local left = redis.call('PTTL', KEYS[1])
+                if mode == 'x' then
+                  queueUp(left)
+                end
+                return {0, left}
+              end
+            end
             local t = redis.call('TIME')
             local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
             @NEXT_TOKEN@
-            local function queueUp(left)
-              if ARGV[6] == '' then
-                return
-              end
-              if not redis.call('LPOS', KEYS[6], ARGV[6]) then
-                redis.call('RPUSH', KEYS[6], ARGV[6])
-              end
-              local keep = 2 * math.max(left, 0) + @PLACE_KEPT@
-              if redis.call('PTTL', KEYS[6]) < keep then
-                redis.call('PEXPIRE', KEYS[6], keep)
-              end
-            end
             local function leaveLine()
               if ARGV[6] ~= '' then
                 redis.call('LREM', KEYS[6], 1, ARGV[6])
@@ -161,18 +170,10 @@ final class Scripts {
               end
               return {0, firstLeft(KEYS[4], 0)}
             end
-            local current = redis.call('GET', KEYS[1])
             if mode == 'x' and current == value then
               redis.call('PEXPIRE', KEYS[1], lease)
               leaveLine()
               return took()
-            end
-            if current and current ~= '@READERS@' then
-              local left = redis.call('PTTL', KEYS[1])
-              if mode == 'x' then
-                queueUp(left)
-              end
-              return {0, left}
             end
             redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
             if mode == 's' then
