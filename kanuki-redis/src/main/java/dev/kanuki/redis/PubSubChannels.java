@@ -221,8 +221,7 @@ final class PubSubChannels {
         try {
             return command.get();
         } catch (RedisException e) {
-            throw new LockBackendException("Redis at " + scope + " failed: " + e.getMessage(),
-                    "check that the Redis server runs and is reachable", e);
+            throw RedisLockBackend.failed(scope, e);
         }
     }
 

@@ -125,7 +125,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
                     : MasterReplica.connect(client, StringCodec.UTF8, uri);
         } catch (RuntimeException e) {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
-            resources.shutdown(0, 1, TimeUnit.SECONDS);
+            resources.shutdown(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(2000);
             throw e;
         }
         this.redis = connection.sync();
@@ -490,7 +490,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         channels.close();
         connection.close();
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        resources.shutdown(0, 2, TimeUnit.SECONDS);
+        resources.shutdown(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(3000); // its threads end before close returns
     }
 
     // ------------------------------------------------------------------ owner record
@@ -526,9 +526,14 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         try {
             return command.get();
         } catch (RedisException e) {
-            throw new LockBackendException("Redis at " + scope + " failed: " + e.getMessage(),
-                    "check that the Redis server runs and is reachable", e);
+            throw failed(scope, e);
         }
+    }
+
+    /** @return the error for a failed command: it names the server and what to check */
+    static LockBackendException failed(String scope, RuntimeException e) {
+        return new LockBackendException("Redis at " + scope + " failed: " + e.getMessage(),
+                "check that the Redis server runs and is reachable", e);
     }
 
     /** A script run by its SHA-1, loaded again with EVAL when the server lost it (NOSCRIPT). */
@@ -546,8 +551,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
                 return redis.evalsha(sha, type, keys, args);
             } catch (RedisException e) {
                 if (!String.valueOf(e.getMessage()).startsWith("NOSCRIPT")) {
-                    throw new LockBackendException("Redis at " + scope + " failed: " + e.getMessage(),
-                            "check that the Redis server runs and is reachable", e);
+                    throw failed(scope, e);
                 }
             }
             return call(() -> redis.eval(source, type, keys, args));
