@@ -9,6 +9,7 @@ import dev.kanuki.spi.Grant;
 import dev.kanuki.spi.LockBackend;
 import dev.kanuki.spi.LockMode;
 import dev.kanuki.spi.LockRequest;
+import dev.kanuki.spi.NameHints;
 import dev.kanuki.spi.TokenOnDemandGrant;
 import java.time.Duration;
 import java.time.Instant;
@@ -77,8 +78,8 @@ final class MemcachedLockBackend implements LockBackend {
     private final Set<LockRequest> uncertain = ConcurrentHashMap.newKeySet();
     private static final int KEYS_REMEMBERED = 4096;
     private final Map<String, MemcachedKeys> keysByName = new ConcurrentHashMap<>();
-    /** Names whose last holder here asked for a fencing token: their acquisitions take it at once. A hint. */
-    private final Set<String> fenced = ConcurrentHashMap.newKeySet();
+    /** Names whose last holder here asked for a fencing token: their acquisitions take it at once. */
+    private final NameHints hints = new NameHints(KEYS_REMEMBERED);
     private final ExecutorService cleanup = new ThreadPoolExecutor(0, 1, 10, TimeUnit.SECONDS,
             new LinkedBlockingQueue<>(), r -> {
                 Thread t = new Thread(r, "kanuki-memcached-cleanup");
@@ -153,7 +154,7 @@ final class MemcachedLockBackend implements LockBackend {
         byte[] value = OwnerRecord.encode(request.owner(), request.name());
         long ttl = ttlSeconds(request.lease());
         MemcachedNode node = nodeFor(keys);
-        boolean fence = fenced.contains(request.name());
+        boolean fence = hints.isFenced(request.name());
         MemcachedNode.Exchange x;
         try {
             // Without a token asked for by this name's holders, the add and the read of our item are
@@ -230,21 +231,10 @@ final class MemcachedLockBackend implements LockBackend {
             throw new LockLostException(g.name, "the lock's item is gone or another holder's (its lease ran out,"
                     + " it was evicted or broken); no fencing token was issued", null);
         }
-        fenced(g.name, true); // its holders use fencing: issue with the acquisition from now on
+        hints.fenced(g.name, true); // its holders use fencing: issue with the acquisition from now on
         return token;
     }
 
-    /** Remembers whether the name's holders ask for tokens (true: issue them with the acquisition). */
-    private void fenced(String name, boolean asked) {
-        if (!asked) {
-            fenced.remove(name);
-            return;
-        }
-        if (fenced.size() >= KEYS_REMEMBERED) {
-            fenced.clear();
-        }
-        fenced.add(name);
-    }
 
     private static long tokenOf(MetaReply fence) {
         if (!fence.is("VA")) {
@@ -315,7 +305,7 @@ final class MemcachedLockBackend implements LockBackend {
             unusedEagerToken = g.issuedEagerly() && !g.tokenAsked();
         }
         if (unusedEagerToken) {
-            fenced(g.name, false); // this holder did not use it: back to tokens on demand
+            hints.fenced(g.name, false); // this holder did not use it: back to tokens on demand
         }
         try {
             MemcachedNode.Exchange x = g.node.call(facts -> facts.sameIncarnation(g.facts)

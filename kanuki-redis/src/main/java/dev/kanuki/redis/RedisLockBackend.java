@@ -10,6 +10,7 @@ import dev.kanuki.spi.ChangeSubscription;
 import dev.kanuki.spi.Grant;
 import dev.kanuki.spi.LockMode;
 import dev.kanuki.spi.LockRequest;
+import dev.kanuki.spi.NameHints;
 import dev.kanuki.spi.ProcessIdentity;
 import dev.kanuki.spi.TokenOnDemandGrant;
 import io.lettuce.core.ClientOptions;
@@ -91,14 +92,10 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     private final Map<String, InLine> inLine = new ConcurrentHashMap<>();
     /** How many names each memory below keeps before it starts again: they are hints only. */
     static final int NAMES_REMEMBERED = 4096;
-    /** How long a name counts as contended after an attempt found it held. */
-    static final long CONTENDED_MEMORY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
     /** The keys of the names in use: the SHA-256 and the seven strings behind them are per-call work otherwise. */
     private final Map<String, RedisKeys> keysByName = new ConcurrentHashMap<>();
-    /** Names whose last holder here asked for a fencing token: their acquisitions take it at once. */
-    private final Set<String> fenced = ConcurrentHashMap.newKeySet();
-    /** Names found held recently, by when: their attempts go straight to the script. */
-    private final Map<String, Long> contendedAt = new ConcurrentHashMap<>();
+    /** Names whose last holder here asked for a fencing token, and names found held recently (their attempts go straight to the script). */
+    private final NameHints hints = new NameHints(NAMES_REMEMBERED);
     private final SetArgs setNxArgsDefault = SetArgs.Builder.nx().px(30_000);
 
     RedisLockBackend(RedisURI uri, String scope, Duration timeout, java.io.File trusted) {
@@ -156,7 +153,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         RedisKeys keys = keysOf(request.name());
         String value = encode(request.owner(), request.name());
         long lease = Math.max(1, request.lease().toMillis());
-        boolean fence = request.mode() != LockMode.EXCLUSIVE || fenced.contains(request.name());
+        boolean fence = request.mode() != LockMode.EXCLUSIVE || hints.isFenced(request.name());
         boolean exclusive = request.mode() == LockMode.EXCLUSIVE;
         String id = exclusive ? request.owner().id() : null;
         if (exclusive) {
@@ -175,7 +172,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
                 return Optional.empty();
             }
         }
-        if (exclusive && !isContended(request.name()) && !intents.contains(request)) {
+        if (exclusive && !hints.isContended(request.name(), System.nanoTime()) && !intents.contains(request)) {
             // SET NX PX, bare or with the token: fails while anyone holds the name, readers included
             // (their mark)
             if (fence) {
@@ -189,7 +186,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
                 return Optional.of(new RedisGrant(keys, LockMode.EXCLUSIVE, value, request.name(), false, 0,
                         holdIfInLine(id)));
             }
-            contended(request.name());
+            hints.contended(request.name(), System.nanoTime());
             // held: the script tells how long the lease runs, leaves a writer's intent where readers
             // are in, and takes the lock if it was freed in between
         }
@@ -208,7 +205,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
             return Optional.of(new RedisGrant(keys, request.mode(), value, request.name(), fence, answer,
                     exclusive ? holdIfInLine(id) : null));
         }
-        contended(request.name());
+        hints.contended(request.name(), System.nanoTime());
         if (result.size() > 2) {
             intents.add(request); // it left an intent key: drop it if it gives up
         }
@@ -284,30 +281,6 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         return keys;
     }
 
-    private boolean isContended(String name) {
-        Long at = contendedAt.get(name);
-        return at != null && System.nanoTime() - at <= CONTENDED_MEMORY_NANOS;
-    }
-
-    private void contended(String name) {
-        if (contendedAt.size() >= NAMES_REMEMBERED) {
-            contendedAt.clear();
-        }
-        contendedAt.put(name, System.nanoTime());
-    }
-
-    /** Remembers whether the name's holders ask for tokens (true: issue them with the acquisition). */
-    private void fenced(String name, boolean asked) {
-        if (!asked) {
-            fenced.remove(name);
-            return;
-        }
-        if (fenced.size() >= NAMES_REMEMBERED) {
-            fenced.clear();
-        }
-        fenced.add(name);
-    }
-
     /** The token of an exclusive grant acquired without one: see {@link RedisGrant#fencingToken()}. */
     private long issueToken(RedisGrant g) {
         Long n = token.run(ScriptOutputType.INTEGER, new String[] {g.keys.lock(), g.keys.fence()}, g.value);
@@ -315,7 +288,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
             throw new LockLostException(g.name, "the lock's key no longer holds this holder's record (its lease ran"
                     + " out, or it was broken); no fencing token was issued", null);
         }
-        fenced(g.name, true); // its holders use fencing: issue with the acquisition from now on
+        hints.fenced(g.name, true); // its holders use fencing: issue with the acquisition from now on
         return n;
     }
 
@@ -357,7 +330,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
             unusedEagerToken = g.issuedEagerly() && !g.tokenAsked();
         }
         if (g.mode == LockMode.EXCLUSIVE && unusedEagerToken) {
-            fenced(g.name, false); // this holder did not use it: back to tokens on demand
+            hints.fenced(g.name, false); // this holder did not use it: back to tokens on demand
         }
         try {
             release.run(ScriptOutputType.INTEGER, g.mode == LockMode.EXCLUSIVE ? g.keys.forHandOver() : g.scriptKeys(),
