@@ -83,6 +83,13 @@ final class SafeFiles {
         }
     }
 
+    /** Refuses (with {@link #refused}) what is there when it is not a regular file; null (nothing there) passes. */
+    static void requireRegular(String what, Path path, BasicFileAttributes attrs) {
+        if (attrs != null && !attrs.isRegularFile()) {
+            throw refused(what, path, kind(path, attrs));
+        }
+    }
+
     static LockBackendException refused(String what, Path path, String found) {
         return new LockBackendException(what + " " + path + " is " + found
                 + "; kanuki never follows, writes through or deletes such entries",
@@ -178,18 +185,14 @@ final class SafeFiles {
     static BasicFileAttributes checkRegular(String what, Path path, boolean forWrite) throws IOException {
         if (!forWrite) {
             BasicFileAttributes attrs = look(path);
-            if (attrs != null && !attrs.isRegularFile()) {
-                throw refused(what, path, kind(path, attrs));
-            }
+            requireRegular(what, path, attrs);
             return attrs;
         }
         Seen seen = lookWithLinks(path);
         if (seen == null) {
             return null;
         }
-        if (!seen.attrs().isRegularFile()) {
-            throw refused(what, path, kind(path, seen.attrs()));
-        }
+        requireRegular(what, path, seen.attrs());
         if (seen.links() == 0) {
             return null; // removed just now
         }
@@ -331,9 +334,7 @@ final class SafeFiles {
                 }
                 throw new NoSuchFileException(path.toString());
             }
-            if (!after.isRegularFile()) {
-                throw refused(what, path, kind(path, after));
-            }
+            requireRegular(what, path, after);
             if (expectedKey != null && !expectedKey.equals(after.fileKey())) {
                 // Replaced between the look and the open (a queue compaction does that): look again.
                 throw new Replaced(new LockBackendException(what + " " + path + " keeps being replaced while it is"
@@ -441,9 +442,7 @@ final class SafeFiles {
             } catch (IOException e) {
                 // A FIFO or device swapped in between the look and the open: name it, as the look would have.
                 BasicFileAttributes now = look(path);
-                if (now != null && !now.isRegularFile()) {
-                    throw refused(what, path, kind(path, now));
-                }
+                requireRegular(what, path, now);
                 throw e;
             }
             Seen seen = lookWithLinks(path);
@@ -451,9 +450,7 @@ final class SafeFiles {
                 return null; // removed while we read it
             }
             BasicFileAttributes after = seen.attrs();
-            if (!after.isRegularFile()) {
-                throw refused(what, path, kind(path, after));
-            }
+            requireRegular(what, path, after);
             if (java.util.Objects.equals(after.fileKey(), before.fileKey())) { // both null: no identity to tell
                 buffer.flip();
                 return new Content(buffer, after.fileKey(), cut, seen);

@@ -46,9 +46,9 @@ import org.slf4j.LoggerFactory;
  * Redis locks. An exclusive lock is one key, {@code kanuki:{DIGEST}:lock}, set with a lease to an
  * owner record (owner id, host, pid, acquisition time, name); readers of a shared lock and holders
  * of semaphore permits are members of a sorted set scored by their lease's end ({@link Scripts}).
- * One script per acquisition takes the lock and the name's next fencing token, so an acquisition
- * is one round trip; when the lock is busy it tells the engine how long the holder's lease still
- * runs ({@link LockRequest#retryAfter}). Release removes only our own record; an exclusive release then
+ * An acquisition is one round trip: a bare {@code SET NX PX} for an exclusive lock whose token is
+ * issued on demand, else one script that also takes the token; when the lock is busy the script
+ * tells the engine how long the holder's lease still runs ({@link LockRequest#retryAfter}). Release removes only our own record; an exclusive release then
  * hands the lock to the first waiter in the name's line in the same script and tells that
  * waiter's backend on its inbox channel, so the waiter holds the lock without a round trip of its
  * own (first come, first served across JVMs). Other releases, and one with nobody in line,
@@ -92,7 +92,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     private final Map<String, InLine> inLine = new ConcurrentHashMap<>();
     /** How many names each memory below keeps before it starts again: they are hints only. */
     static final int NAMES_REMEMBERED = 4096;
-    /** The keys of the names in use: the SHA-256 and the seven strings behind them are per-call work otherwise. */
+    /** The keys of the names in use: the SHA-256 and the key strings behind them are per-call work otherwise. */
     private final Map<String, RedisKeys> keysByName = new ConcurrentHashMap<>();
     /** Names whose last holder here asked for a fencing token, and names found held recently (their attempts go straight to the script). */
     private final NameHints hints = new NameHints(NAMES_REMEMBERED);
