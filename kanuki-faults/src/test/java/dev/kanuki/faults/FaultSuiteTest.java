@@ -37,12 +37,19 @@ import org.junit.jupiter.api.TestFactory;
  * server). Bounded mode (one round) runs with the test suite; a soak run:
  * {@code mvn -pl kanuki-faults -am verify -Dtest=FaultSuiteTest -Dkanuki.faults.rounds=20
  * -Dsurefire.failIfNoSpecifiedTests=false}; {@code -Dkanuki.faults.lanes=N} sets the parallelism,
- * {@code -Dkanuki.faults.only=redis,file:os} runs some targets only.
+ * {@code -Dkanuki.faults.only=redis,file:os} runs some targets only, {@code -Dkanuki.faults.faults=SIGSTOPped}
+ * the faults whose name contains one of the given words only.
  */
 class FaultSuiteTest {
     static final String KILL = "SIGKILL of the holder";
     static final String KILL_ACQUIRING = "SIGKILL mid-acquisition";
     static final String PAUSE = "SIGSTOP of the holder past its lease";
+    static final String PAUSE_ACQUIRE = "holder SIGSTOPped as it is granted the lock";
+    static final String PAUSE_RENEW = "holder SIGSTOPped at its renewal / session check";
+    static final String PAUSE_RELEASE = "holder SIGSTOPped at its release";
+    static final String CLOSE_HOLDING = "provider closed while holding, its threads waiting";
+    static final String CLOSE_WAITING = "provider closed while its threads wait";
+    static final String INTERRUPT = "waiters interrupted / cancelled";
     static final String RESTART = "server crash + restart";
     static final String SERVER_PAUSE = "server SIGSTOP past a lease, SIGCONT";
     static final String STALL = "holder's connection stalled (proxy)";
@@ -58,6 +65,8 @@ class FaultSuiteTest {
 
     private static final int ROUNDS = Integer.getInteger("kanuki.faults.rounds", 1);
     private static final int LANES = Integer.getInteger("kanuki.faults.lanes", 4);
+    private static final List<String> FAULTS = System.getProperty("kanuki.faults.faults", "").isBlank() ? List.of()
+            : List.of(System.getProperty("kanuki.faults.faults").split(","));
     private static final Map<String, Map<String, List<Outcome>>> TABLE = new ConcurrentHashMap<>();
     private static final List<Column> COLUMNS = new ArrayList<>();
     private static final List<Target> TARGETS = new ArrayList<>();
@@ -92,6 +101,12 @@ class FaultSuiteTest {
         COLUMNS.add(new Column(KILL, all, "", trial(Scenarios::killedHolder)));
         COLUMNS.add(new Column(KILL_ACQUIRING, all, "", trial(Scenarios::killedWhileAcquiring)));
         COLUMNS.add(new Column(PAUSE, all, "", trial(Scenarios::pausedHolder)));
+        COLUMNS.add(new Column(PAUSE_ACQUIRE, all, "", trial(PhaseScenarios::pausedAtAcquire)));
+        COLUMNS.add(new Column(PAUSE_RENEW, all, "", trial(PhaseScenarios::pausedAtRenew)));
+        COLUMNS.add(new Column(PAUSE_RELEASE, all, "", trial(PhaseScenarios::pausedAtRelease)));
+        COLUMNS.add(new Column(CLOSE_HOLDING, all, "", trial(LifecycleScenarios::closedWhileHolding)));
+        COLUMNS.add(new Column(CLOSE_WAITING, all, "", trial(LifecycleScenarios::closedWhileWaiting)));
+        COLUMNS.add(new Column(INTERRUPT, all, "", trial(LifecycleScenarios::interruptedWaiters)));
         COLUMNS.add(new Column(RESTART, servers, "no server", trial(Scenarios::serverRestart)));
         COLUMNS.add(new Column(SERVER_PAUSE, servers, "no server", trial(Scenarios::serverPaused)));
         COLUMNS.add(new Column(STALL, servers, "no connection", trial(Scenarios::proxyStall)));
@@ -223,6 +238,10 @@ class FaultSuiteTest {
             List<Outcome> outcomes = row.computeIfAbsent(column.name(), c -> new ArrayList<>());
             if (!column.applies().test(target)) {
                 outcomes.add(Outcome.notApplicable(column.notApplicable()));
+                continue;
+            }
+            if (!FAULTS.isEmpty() && FAULTS.stream().noneMatch(column.name()::contains)) {
+                outcomes.add(Outcome.notApplicable("not selected (-Dkanuki.faults.faults)"));
                 continue;
             }
             for (int round = 0; round < ROUNDS; round++) {

@@ -4,6 +4,7 @@ import dev.kanuki.FencedWriteRefusedException;
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockProvider;
 import dev.kanuki.jdbc.JdbcFencedResource;
+import dev.kanuki.spi.BackendProviders;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.channels.FileChannel;
@@ -47,7 +48,7 @@ public final class FaultWorker {
         LockHandle handle;
         LockProvider opened;
         try {
-            opened = LockProvider.open(args[0]);
+            opened = open(args[0]);
         } catch (RuntimeException e) {
             say("FAILED " + e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).replace('\n', ' '));
             return;
@@ -60,7 +61,14 @@ public final class FaultWorker {
                 say("FAILED " + e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).replace('\n', ' '));
                 return;
             }
-            long token = handle.fencingToken();
+            long token;
+            try {
+                token = handle.fencingToken(); // issued on demand on some backends: a lock lost by now is refused its token
+            } catch (RuntimeException e) {
+                say("FAILED " + e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).replace('\n', ' '));
+                handle.close();
+                return;
+            }
             inside = true;
             record("ENTER", token, "");
             say("HELD " + token);
@@ -87,6 +95,20 @@ public final class FaultWorker {
             }
         }
         say("RELEASED");
+    }
+
+    /**
+     * The provider: as an application opens it, or, when {@code KANUKI_FAULTS_PAUSE_AT} names a
+     * {@link PausingBackend.Phase}, over a backend that pauses there once (until the file
+     * {@code KANUKI_FAULTS_GO} exists).
+     */
+    private static LockProvider open(String uri) {
+        String pauseAt = System.getenv("KANUKI_FAULTS_PAUSE_AT");
+        if (pauseAt == null || pauseAt.isEmpty()) {
+            return LockProvider.open(uri);
+        }
+        PausingBackend.Phase phase = PausingBackend.Phase.valueOf(pauseAt.toUpperCase(java.util.Locale.ROOT));
+        return BackendProviders.open(uri, PausingBackend.wrap(uri, phase, Path.of(System.getenv("KANUKI_FAULTS_GO"))));
     }
 
     static JdbcFencedResource counter(Path db) {
@@ -128,7 +150,7 @@ public final class FaultWorker {
         }
     }
 
-    private static synchronized void say(String line) {
+    static synchronized void say(String line) {
         System.out.println(line);
         System.out.flush();
     }

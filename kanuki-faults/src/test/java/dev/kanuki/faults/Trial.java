@@ -83,9 +83,25 @@ final class Trial implements AutoCloseable {
         return w;
     }
 
+    /** @return a new {@link CrowdWorker} in {@code mode} on the target's URI, once its crowd waits */
+    Worker crowd(String mode) throws IOException, InterruptedException {
+        Worker w = Worker.startCrowd(this, uri, mode, dir.resolve("worker-" + workers.size() + ".err"));
+        workers.add(w);
+        if (w.ask(null, "WAITING", START) == null) {
+            throw new Failure("the crowd worker (" + mode + ") did not start waiting within " + START.toSeconds() + " s: "
+                    + (w.failed() != null ? w.failed() : w.ended() ? "it ended" : "no answer"));
+        }
+        return w;
+    }
+
     /** @return a worker that holds the lock, or throws when none did in time */
     Worker holder(String workerUri) throws IOException, InterruptedException {
-        Worker w = worker(workerUri, List.of());
+        return holder(workerUri, List.of());
+    }
+
+    /** @return a worker, its command line after {@code prefix}, that holds the lock, or throws when none did in time */
+    Worker holder(String workerUri, List<String> prefix) throws IOException, InterruptedException {
+        Worker w = worker(workerUri, prefix);
         if (!until(START, () -> w.holds() || w.failed() != null || w.ended())) {
             throw new Failure("the first worker did not get the free lock within " + START.toSeconds() + " s");
         }

@@ -24,6 +24,7 @@ final class Worker implements AutoCloseable {
     private volatile boolean lost;
     private volatile String failed;
     private volatile boolean ended;
+    private volatile String paused;
 
     private Worker(Process process, Trial trial) {
         this.process = process;
@@ -39,6 +40,8 @@ final class Worker implements AutoCloseable {
                         token = Long.parseLong(line.substring(5).trim());
                     } else if (line.equals("LOST")) {
                         lost = true;
+                    } else if (line.startsWith("PAUSED ")) {
+                        paused = line.substring(7).trim();
                     } else if (line.startsWith("FAILED")) {
                         failed = line;
                     } else {
@@ -66,6 +69,30 @@ final class Worker implements AutoCloseable {
         return new Worker(builder.start(), trial);
     }
 
+    /** Starts a {@link CrowdWorker} in {@code mode} ({@code hold} or {@code wait}). */
+    static Worker startCrowd(Trial trial, String uri, String mode, Path errorLog) throws IOException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        ProcessBuilder builder = new ProcessBuilder(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
+                "-cp", System.getProperty("java.class.path"), CrowdWorker.class.getName(),
+                uri, trial.name(), mode, trial.log().toString());
+        builder.redirectError(ProcessBuilder.Redirect.appendTo(errorLog.toFile()));
+        return new Worker(builder.start(), trial);
+    }
+
+    /** Sends {@code command} (or nothing when null). @return the first answer starting with {@code prefix}, or null */
+    String ask(String command, String prefix, Duration within) throws InterruptedException {
+        if (command != null) {
+            in.println(command);
+        }
+        long deadline = System.nanoTime() + within.toNanos();
+        for (String line = answer(within); line != null; line = answer(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())))) {
+            if (line.startsWith(prefix)) {
+                return line;
+            }
+        }
+        return null;
+    }
+
     long pid() {
         return process.pid();
     }
@@ -86,6 +113,11 @@ final class Worker implements AutoCloseable {
     /** @return true once its handle reported the lock lost */
     boolean lost() {
         return lost;
+    }
+
+    /** @return the phase a pausing worker said it reached ({@link PausingBackend}), or null */
+    String paused() {
+        return paused;
     }
 
     /** @return the FAILED line when its acquisition threw, else null */
