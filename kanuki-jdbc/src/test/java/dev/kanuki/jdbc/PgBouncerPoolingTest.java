@@ -1,0 +1,146 @@
+package dev.kanuki.jdbc;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.kanuki.LockBackendException;
+import dev.kanuki.LockHandle;
+import dev.kanuki.LockProvider;
+import dev.kanuki.testkit.MissingServerException;
+import dev.kanuki.testkit.PgBouncerServer;
+import dev.kanuki.testkit.PgBouncerServer.PoolMode;
+import dev.kanuki.testkit.PostgresServer;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * PostgreSQL behind a real PgBouncer: transaction and statement pooling lend a server session to
+ * whichever client runs the next transaction, which breaks session advisory locks (two holders
+ * at once, no {@code lost()}), so they are refused when the provider opens, through a URI and
+ * through an application's DataSource alike; session pooling works (and passes the contract
+ * suite: {@link PgBouncerSessionContractTest}). Skipped, with the package to install, where
+ * {@code pgbouncer} is not installed.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PgBouncerPoolingTest {
+    private static PostgresServer pg;
+    private static String database;
+    private PgBouncerServer bouncer;
+
+    @BeforeAll
+    static void server() {
+        pg = PostgresServer.shared();
+        database = pg.createDatabase("bouncer");
+    }
+
+    @AfterEach
+    void stopBouncer() {
+        if (bouncer != null) {
+            bouncer.close();
+        }
+    }
+
+    /** Starts a PgBouncer in front of the shared server, or skips the test saying what to install. */
+    static PgBouncerServer startOrSkip(PostgresServer backend, PoolMode mode) {
+        try {
+            return PgBouncerServer.start(backend, mode);
+        } catch (MissingServerException e) {
+            assumeTrue(false, e.getMessage());
+            throw e; // not reached: the assumption aborts the test
+        }
+    }
+
+    private String uri() {
+        return bouncer.kanukiUri(database) + "&restartGrace=0";
+    }
+
+    private PGSimpleDataSource dataSource() {
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setUrl(bouncer.jdbcUrl(database));
+        return ds;
+    }
+
+    /**
+     * Without the check, both providers opened, and the second "took" the lock the first held:
+     * its statement ran on the server session holding the advisory lock, and advisory locks are
+     * reentrant per session.
+     */
+    private void holdTheSameLockTwice() {
+        try (LockProvider byUri = LockProvider.open(uri());
+             LockProvider byDataSource = JdbcLocks.provider(dataSource(), Dialect.POSTGRESQL, "restartGrace=0")) {
+            Optional<LockHandle> first = byUri.lock("pooled/job").tryAcquire();
+            Optional<LockHandle> second = byDataSource.lock("pooled/job").tryAcquire();
+            fail("opened through PgBouncer pool_mode=" + bouncer.poolMode().configValue() + "; the first provider held the"
+                    + " lock: " + first.isPresent() + ", the second held it at the same time: " + second.isPresent());
+        }
+    }
+
+    private static void assertClearRefusal(LockBackendException refused) {
+        String message = refused.getMessage();
+        assertTrue(message.contains("not pinned to one PostgreSQL session"), message);
+        assertTrue(message.contains("pool_mode=transaction"), message);
+        assertTrue(message.contains("two holders at once"), message);
+        assertTrue(refused.hint().contains("pool_mode=session") && refused.hint().contains("directly"), refused.hint());
+    }
+
+    @Test
+    void transactionPoolingIsRefusedAtOpen() {
+        bouncer = startOrSkip(pg, PoolMode.TRANSACTION);
+        assertClearRefusal(assertThrows(LockBackendException.class, this::holdTheSameLockTwice));
+    }
+
+    @Test
+    void statementPoolingIsRefusedAtOpen() {
+        bouncer = startOrSkip(pg, PoolMode.STATEMENT);
+        assertClearRefusal(assertThrows(LockBackendException.class, this::holdTheSameLockTwice));
+    }
+
+    @Test
+    void transactionPoolingBehindADataSourceIsRefused() {
+        bouncer = startOrSkip(pg, PoolMode.TRANSACTION);
+        assertClearRefusal(assertThrows(LockBackendException.class,
+                () -> JdbcLocks.provider(dataSource(), Dialect.POSTGRESQL, "restartGrace=0").close()));
+    }
+
+    /**
+     * With a client held in an open transaction, PgBouncer must hand the next client another
+     * server session: the refusal must not depend on the pooler being idle.
+     */
+    @Test
+    void transactionPoolingIsRefusedWhileOtherClientsAreBusy() throws Exception {
+        bouncer = startOrSkip(pg, PoolMode.TRANSACTION);
+        try (Connection busy = bouncer.connect(database); Statement s = busy.createStatement()) {
+            busy.setAutoCommit(false);
+            s.execute("SELECT pg_backend_pid()"); // keeps one server session out of the pool until rollback
+            assertClearRefusal(assertThrows(LockBackendException.class, () -> LockProvider.open(uri()).close()));
+            busy.rollback();
+        }
+    }
+
+    /** Session pooling pins a server session per client: the provider opens, and two providers exclude each other. */
+    @Test
+    void sessionPoolingIsAccepted() {
+        bouncer = startOrSkip(pg, PoolMode.SESSION);
+        try (LockProvider byUri = LockProvider.open(uri());
+             LockProvider byDataSource = JdbcLocks.provider(dataSource(), Dialect.POSTGRESQL, "restartGrace=0")) {
+            try (LockHandle held = byUri.lock("session/job").acquire(Duration.ofSeconds(10))) {
+                assertTrue(byDataSource.lock("session/job").tryAcquire().isEmpty(), "one holder at a time");
+                held.verify();
+            }
+            assertTrue(byDataSource.lock("session/job").tryAcquire().map(h -> {
+                h.close();
+                return true;
+            }).orElse(false), "free again after release");
+        }
+    }
+}
