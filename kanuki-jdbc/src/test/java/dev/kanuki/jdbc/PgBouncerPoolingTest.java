@@ -15,12 +15,16 @@ import dev.kanuki.testkit.PostgresServer;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
@@ -51,9 +55,9 @@ class PgBouncerPoolingTest {
     }
 
     /** Starts a PgBouncer in front of the shared server, or skips the test saying what to install. */
-    static PgBouncerServer startOrSkip(PostgresServer backend, PoolMode mode) {
+    static PgBouncerServer startOrSkip(PostgresServer backend, PoolMode mode, String... settings) {
         try {
-            return PgBouncerServer.start(backend, mode);
+            return PgBouncerServer.start(backend, mode, settings);
         } catch (MissingServerException e) {
             assumeTrue(false, e.getMessage());
             throw e; // not reached: the assumption aborts the test
@@ -125,6 +129,37 @@ class PgBouncerPoolingTest {
             assertClearRefusal(assertThrows(LockBackendException.class, () -> LockProvider.open(uri()).close()));
             busy.rollback();
         }
+    }
+
+    /**
+     * A pool that hands out its idle server sessions in turn ({@code server_round_robin = 1})
+     * rather than the last one back: with two idle sessions the second connection's first look
+     * lands on the other one and this connection gets its own back, so only a later round with
+     * more looks is caught; with three, this connection's next statement moves.
+     */
+    @ParameterizedTest(name = "{0} idle server sessions")
+    @ValueSource(ints = {2, 3})
+    void transactionPoolingHandingOutSessionsInTurnIsRefused(int idleSessions) throws Exception {
+        bouncer = startOrSkip(pg, PoolMode.TRANSACTION, "server_round_robin = 1");
+        List<Connection> clients = new ArrayList<>();
+        try {
+            for (int i = 0; i < idleSessions; i++) { // each holds a server session in a transaction at once: the pool grows
+                Connection c = bouncer.connect(database);
+                clients.add(c);
+                c.setAutoCommit(false);
+                try (Statement s = c.createStatement()) {
+                    s.execute("SELECT pg_backend_pid()");
+                }
+            }
+            for (Connection c : clients) {
+                c.rollback();
+            }
+        } finally {
+            for (Connection c : clients) {
+                c.close();
+            }
+        }
+        assertClearRefusal(assertThrows(LockBackendException.class, () -> LockProvider.open(uri()).close()));
     }
 
     /** Session pooling pins a server session per client: the provider opens, and two providers exclude each other. */

@@ -55,11 +55,14 @@ public final class PgBouncerServer extends ServerProcess {
     private final PostgresServer backend;
     private final PoolMode mode;
 
-    private PgBouncerServer(Path binary, PostgresServer backend, PoolMode mode) {
+    private final List<String> settings;
+
+    private PgBouncerServer(Path binary, PostgresServer backend, PoolMode mode, List<String> settings) {
         super("pgbouncer", "postgres");
         this.binary = binary;
         this.backend = backend;
         this.mode = mode;
+        this.settings = settings;
     }
 
     /**
@@ -73,7 +76,26 @@ public final class PgBouncerServer extends ServerProcess {
      * @throws MissingServerException when {@code pgbouncer} is not installed
      */
     public static PgBouncerServer start(PostgresServer backend, PoolMode mode) {
-        PgBouncerServer server = new PgBouncerServer(findBinary(), backend, mode);
+        return start(backend, mode, new String[0]);
+    }
+
+    /**
+     * Like {@link #start(PostgresServer, PoolMode)}, with more settings for the {@code [pgbouncer]}
+     * section that the test kit does not set itself, e.g. {@code "server_round_robin = 1"}.
+     *
+     * @param backend the PostgreSQL server every database name is forwarded to
+     * @param mode the pool mode
+     * @param settings lines {@code name = value}
+     * @return a running PgBouncer
+     * @throws MissingServerException when {@code pgbouncer} is not installed
+     */
+    public static PgBouncerServer start(PostgresServer backend, PoolMode mode, String... settings) {
+        for (String line : settings) {
+            if (!line.matches("[a-z_]+ *=[^\\n]*")) {
+                throw new IllegalArgumentException("not a PgBouncer setting line 'name = value': " + line);
+            }
+        }
+        PgBouncerServer server = new PgBouncerServer(findBinary(), backend, mode, List.of(settings));
         server.firstStart();
         return server;
     }
@@ -132,6 +154,7 @@ public final class PgBouncerServer extends ServerProcess {
                 "server_login_retry = 1",
                 "log_connections = 0",
                 "log_disconnections = 0",
+                String.join("\n", settings),
                 "") + "\n";
         Path file = directory.resolve("pgbouncer.ini");
         try {
