@@ -35,10 +35,11 @@ import org.slf4j.LoggerFactory;
  * connection's next statement runs on a session without it. The rounds repeat with more looks
  * by the second connection, so that a pool handing out its sessions in turn is caught too.
  *
- * <p>A second connection is opened for the check and closed after it. From an application's
- * DataSource it is waited for at most {@value #SECOND_CONNECTION_WAIT_SECONDS} s (a pool of one
- * connection cannot lend a second); without it only this connection's own looks are made, which
- * catch a busy pooler but not an idle one, and a warning says so.
+ * <p>A second connection is opened for the check (on a thread of its own, while the first is
+ * being opened) and closed after it. From an application's DataSource it is waited for at most
+ * {@value #SECOND_CONNECTION_WAIT_SECONDS} s (a pool of one connection cannot lend a second);
+ * without it only this connection's own looks are made, which catch a busy pooler but not an
+ * idle one, and a warning says so.
  */
 final class SessionPinning {
     private static final Logger log = LoggerFactory.getLogger(SessionPinning.class);
@@ -60,40 +61,64 @@ final class SessionPinning {
     private record Seen(String mark, long serverId) {
     }
 
-    private SessionPinning() {
+    private final SqlDialect dialect;
+    private final ConnectionSource source;
+    private final Probe probe;
+    /** The second connection, being opened on its own thread; null when the dialect is not checked. */
+    private final CompletableFuture<Connection> second;
+
+    private SessionPinning(SqlDialect dialect, ConnectionSource source) {
+        this.dialect = dialect;
+        this.source = source;
+        this.probe = dialect.pinProbe();
+        this.second = probe == null ? null : openSecond(source);
     }
 
     /**
+     * Starts the check: the second connection is opened on a thread of its own while the caller
+     * opens the first, so the check costs its statements, not another connection set-up.
+     *
      * @param dialect whose statements to use; a dialect without a {@link SqlDialect#pinProbe()} is not checked
-     * @param source where the second connection comes from
-     * @param first a connection from {@code source}, left open and without a mark
+     * @param source where the connections come from
+     * @return the check, to finish with {@link #requirePinned} or {@link #abandon}
+     */
+    static SessionPinning start(SqlDialect dialect, ConnectionSource source) {
+        return new SessionPinning(dialect, source);
+    }
+
+    /** The first connection could not be had: the second is closed whenever it comes. */
+    void abandon() {
+        if (second != null) {
+            second.thenAccept(SessionPinning::closeQuietly);
+        }
+    }
+
+    /**
+     * @param first a connection from the source, left open and without a mark
      * @throws LockBackendException when the connections are found not pinned to one server session
      */
-    static void requirePinned(SqlDialect dialect, ConnectionSource source, Connection first) {
-        Probe probe = dialect.pinProbe();
+    void requirePinned(Connection first) {
         if (probe == null) {
             return;
         }
         String mark = Long.toHexString(ThreadLocalRandom.current().nextLong() | 1L << 63)
                 + Long.toHexString(ThreadLocalRandom.current().nextLong() | 1L << 63);
         String setMark = String.format(probe.mark(), mark);
-        Connection second = secondConnection(source);
+        Connection other = awaitSecond();
         try {
             for (int round = 1; round <= ROUNDS; round++) {
                 Seen marked = run(first, setMark);
-                for (int look = 0; look < round && second != null; look++) {
-                    Seen other = run(second, probe.read());
-                    if (mark.equals(other.mark())) {
-                        throw refused(dialect, source, "another connection's statement was served by the server session"
-                                + " (id " + other.serverId() + ") this connection had just used, and saw the setting it"
-                                + " had made there");
+                for (int look = 0; look < round && other != null; look++) {
+                    Seen seen = run(other, probe.read());
+                    if (mark.equals(seen.mark())) {
+                        throw refused("another connection's statement was served by the server session (id "
+                                + seen.serverId() + ") this connection had just used, and saw the setting it had made there");
                     }
                 }
                 Seen again = run(first, probe.read());
                 if (!mark.equals(again.mark()) || again.serverId() != marked.serverId()) {
-                    throw refused(dialect, source, "this connection's next statement was served by another server session"
-                            + " (id " + marked.serverId() + ", then " + again.serverId() + "), without the setting made"
-                            + " a moment before");
+                    throw refused("this connection's next statement was served by another server session (id "
+                            + marked.serverId() + ", then " + again.serverId() + "), without the setting made a moment before");
                 }
             }
         } catch (SQLException e) {
@@ -101,7 +126,7 @@ final class SessionPinning {
                     + " keep one server session: " + e.getMessage(),
                     "check that the server is up; a connection pooler in statement mode refuses some statements", e);
         } finally {
-            closeQuietly(second);
+            closeQuietly(other);
         }
         try {
             run(first, probe.clear()); // nothing left set on a connection an application's pool lends again
@@ -119,7 +144,7 @@ final class SessionPinning {
         }
     }
 
-    private static LockBackendException refused(SqlDialect dialect, ConnectionSource source, String evidence) {
+    private LockBackendException refused(String evidence) {
         return new LockBackendException("connections to " + source.describe() + " are not pinned to one "
                 + dialect.product() + " session: " + evidence + ". A connection pooler in transaction or statement mode"
                 + " (PgBouncer pool_mode=transaction or statement) does this, and it breaks session locks: a lock stays on"
@@ -130,46 +155,41 @@ final class SessionPinning {
                 null);
     }
 
-    /**
-     * @return a second connection, or null when none can be had (the check then makes only this
-     *     connection's own looks, and says so)
-     */
-    private static Connection secondConnection(ConnectionSource source) {
-        if (!source.isDataSource()) {
+    private static CompletableFuture<Connection> openSecond(ConnectionSource source) {
+        CompletableFuture<Connection> opened = new CompletableFuture<>();
+        Thread opener = new Thread(() -> {
             try {
-                return source.open(); // the driver's connect timeout bounds this
-            } catch (SQLException e) {
-                log.warn("cannot open a second connection to {} to check that connections keep one server session"
-                        + " ({}); checked with one connection only, which does not catch an idle pooler in transaction"
-                        + " mode", source.describe(), e.getMessage());
-                return null;
-            }
-        }
-        // An application's pool may block (up to its own timeout, 30 s for HikariCP) when it has
-        // nothing to lend: ask from another thread and give up after a few seconds.
-        CompletableFuture<Connection> lent = new CompletableFuture<>();
-        Thread asker = new Thread(() -> {
-            try {
-                lent.complete(source.open());
+                opened.complete(source.open());
             } catch (Throwable e) {
-                lent.completeExceptionally(e);
+                opened.completeExceptionally(e);
             }
         }, "kanuki-pinning-check");
-        asker.setDaemon(true);
-        asker.start();
+        opener.setDaemon(true);
+        opener.start();
+        return opened;
+    }
+
+    /**
+     * @return the second connection, or null when none can be had (the check then makes only
+     *     the first connection's own looks, and says so)
+     */
+    private Connection awaitSecond() {
+        // An application's pool may block (up to its own timeout, 30 s for HikariCP) when it has
+        // nothing to lend; the driver's own connect timeout bounds a URI's connection.
+        int waitSeconds = source.isDataSource() ? SECOND_CONNECTION_WAIT_SECONDS : 60;
         try {
-            return lent.get(SECOND_CONNECTION_WAIT_SECONDS, TimeUnit.SECONDS);
+            return second.get(waitSeconds, TimeUnit.SECONDS);
         } catch (TimeoutException | InterruptedException e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
-            lent.thenAccept(SessionPinning::closeQuietly); // hand it back whenever it comes
-            log.warn("{} lent no second connection within {} s to check that connections keep one server session;"
+            abandon();
+            log.warn("{} gave no second connection within {} s to check that connections keep one server session;"
                     + " checked with one connection only, which does not catch an idle pooler in transaction mode",
-                    source.describe(), SECOND_CONNECTION_WAIT_SECONDS);
+                    source.describe(), waitSeconds);
             return null;
         } catch (ExecutionException e) {
-            log.warn("{} lent no second connection to check that connections keep one server session ({});"
+            log.warn("{} gave no second connection to check that connections keep one server session ({});"
                     + " checked with one connection only, which does not catch an idle pooler in transaction mode",
                     source.describe(), String.valueOf(e.getCause()));
             return null;
