@@ -12,13 +12,19 @@ import dev.kanuki.testkit.MissingServerException;
 import dev.kanuki.testkit.PgBouncerServer;
 import dev.kanuki.testkit.PgBouncerServer.PoolMode;
 import dev.kanuki.testkit.PostgresServer;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
+import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -160,6 +166,50 @@ class PgBouncerPoolingTest {
             }
         }
         assertClearRefusal(assertThrows(LockBackendException.class, () -> LockProvider.open(uri()).close()));
+    }
+
+    /**
+     * The check's second connection must not make an application's pool of one connection (which
+     * cannot lend a second while kanuki holds the first) fail or hang at open: the provider opens
+     * after a bounded wait, checked with one connection, and locks directly against PostgreSQL.
+     */
+    @Test
+    void aDataSourceThatLendsOneConnectionAtATimeStillOpens() throws Exception {
+        PGSimpleDataSource direct = new PGSimpleDataSource();
+        direct.setUrl(pg.jdbcUrl(database));
+        Semaphore lendable = new Semaphore(1);
+        DataSource poolOfOne = (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+                    if (!method.getName().equals("getConnection")) {
+                        return method.invoke(direct, args);
+                    }
+                    if (!lendable.tryAcquire(30, TimeUnit.SECONDS)) { // as HikariCP's connectionTimeout
+                        throw new SQLTransientConnectionException("pool of one: none lent within 30 s");
+                    }
+                    return lentOnce(direct.getConnection(), lendable);
+                });
+        try (LockProvider locks = JdbcLocks.provider(poolOfOne, Dialect.POSTGRESQL, "restartGrace=0&maxIdle=0");
+             LockHandle held = locks.lock("pool-of-one/job").acquire(Duration.ofSeconds(30))) {
+            held.verify();
+        }
+    }
+
+    /** @return the connection, giving its permit back once when it is closed or aborted */
+    private static Connection lentOnce(Connection real, Semaphore lendable) {
+        AtomicBoolean returned = new AtomicBoolean();
+        return (Connection) Proxy.newProxyInstance(PgBouncerPoolingTest.class.getClassLoader(),
+                new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                    try {
+                        return method.invoke(real, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    } finally {
+                        if ((method.getName().equals("close") || method.getName().equals("abort"))
+                                && returned.compareAndSet(false, true)) {
+                            lendable.release();
+                        }
+                    }
+                });
     }
 
     /** Session pooling pins a server session per client: the provider opens, and two providers exclude each other. */
