@@ -169,17 +169,10 @@ public final class JdbcLockBackendFactory implements LockBackendFactory {
         String storeScope = scope;
         // The tables first (sessions register themselves in one of them), then the same
         // connection becomes the first session.
-        // Before anything is written or locked: session locks need a connection pinned to one server session.
-        SessionPinning pinning = SessionPinning.start(statements, source);
-        Connection first;
+        Connection first = pool.connect();
         try {
-            first = pool.connect();
-        } catch (RuntimeException e) {
-            pinning.abandon();
-            throw e;
-        }
-        try {
-            pinning.requirePinned(first);
+            // Before anything is written or locked: session locks need a connection pinned to one server session.
+            SessionPinning.requirePinned(statements, source, first);
         } catch (RuntimeException e) {
             try {
                 first.close();

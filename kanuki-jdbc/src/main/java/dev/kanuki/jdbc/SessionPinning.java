@@ -35,17 +35,20 @@ import org.slf4j.LoggerFactory;
  * connection's next statement runs on a session without it. The rounds repeat with more looks
  * by the second connection, so that a pool handing out its sessions in turn is caught too.
  *
- * <p>A second connection is opened for the check (on a thread of its own, while the first is
- * being opened) and closed after it. From an application's DataSource it is waited for at most
- * {@value #SECOND_CONNECTION_WAIT_SECONDS} s (a pool of one connection cannot lend a second);
- * without it only this connection's own looks are made, which catch a busy pooler but not an
- * idle one, and a warning says so.
+ * <p>A second connection is opened for the check, after this connection's first statement (so
+ * this one has its server session first), and closed after it. It is waited for at most
+ * {@value #SECOND_CONNECTION_WAIT_SECONDS} s (an application's pool of one connection cannot lend
+ * a second; a pooler in session mode with no server session left makes it wait), and each of its
+ * looks at most {@value #LOOK_TIMEOUT_MILLIS} ms; without it only this connection's own looks are
+ * made, which catch a busy pooler but not an idle one, and a warning says so.
  */
 final class SessionPinning {
     private static final Logger log = LoggerFactory.getLogger(SessionPinning.class);
     /** Rounds of mark, looks by the second connection (1, 2, 3 ...), look by this one. */
     static final int ROUNDS = 3;
     static final int SECOND_CONNECTION_WAIT_SECONDS = 5;
+    /** How long a look by the second connection may take (it may wait for a server session). */
+    static final int LOOK_TIMEOUT_MILLIS = 10_000;
 
     /**
      * What a dialect runs for the check. Each statement answers one row: the mark (or null, or
@@ -64,52 +67,47 @@ final class SessionPinning {
     private final SqlDialect dialect;
     private final ConnectionSource source;
     private final Probe probe;
-    /** The second connection, being opened on its own thread; null when the dialect is not checked. */
-    private final CompletableFuture<Connection> second;
 
-    private SessionPinning(SqlDialect dialect, ConnectionSource source) {
+    private SessionPinning(SqlDialect dialect, ConnectionSource source, Probe probe) {
         this.dialect = dialect;
         this.source = source;
-        this.probe = dialect.pinProbe();
-        this.second = probe == null ? null : openSecond(source);
+        this.probe = probe;
     }
 
     /**
-     * Starts the check: the second connection is opened on a thread of its own while the caller
-     * opens the first, so the check costs its statements, not another connection set-up.
-     *
      * @param dialect whose statements to use; a dialect without a {@link SqlDialect#pinProbe()} is not checked
      * @param source where the connections come from
-     * @return the check, to finish with {@link #requirePinned} or {@link #abandon}
-     */
-    static SessionPinning start(SqlDialect dialect, ConnectionSource source) {
-        return new SessionPinning(dialect, source);
-    }
-
-    /** The first connection could not be had: the second is closed whenever it comes. */
-    void abandon() {
-        if (second != null) {
-            second.thenAccept(SessionPinning::closeQuietly);
-        }
-    }
-
-    /**
      * @param first a connection from the source, left open and without a mark
      * @throws LockBackendException when the connections are found not pinned to one server session
      */
-    void requirePinned(Connection first) {
-        if (probe == null) {
-            return;
+    static void requirePinned(SqlDialect dialect, ConnectionSource source, Connection first) {
+        Probe probe = dialect.pinProbe();
+        if (probe != null) {
+            new SessionPinning(dialect, source, probe).check(first);
         }
+    }
+
+    private void check(Connection first) {
         String mark = Long.toHexString(ThreadLocalRandom.current().nextLong() | 1L << 63)
                 + Long.toHexString(ThreadLocalRandom.current().nextLong() | 1L << 63);
         String setMark = String.format(probe.mark(), mark);
-        Connection other = awaitSecond();
+        Connection other = null;
         try {
             for (int round = 1; round <= ROUNDS; round++) {
                 Seen marked = run(first, setMark);
+                if (round == 1) {
+                    // Only now: the first connection has its server session (a pooler in session
+                    // mode with one session left would otherwise give it to the second and make
+                    // the first wait), and an application's pool of one has lent it the connection.
+                    other = openSecond();
+                }
                 for (int look = 0; look < round && other != null; look++) {
-                    Seen seen = run(other, probe.read());
+                    Seen seen = look(other);
+                    if (seen == null) {
+                        closeQuietly(other);
+                        other = null;
+                        break;
+                    }
                     if (mark.equals(seen.mark())) {
                         throw refused("another connection's statement was served by the server session (id "
                                 + seen.serverId() + ") this connection had just used, and saw the setting it had made there");
@@ -135,6 +133,24 @@ final class SessionPinning {
         }
     }
 
+    /**
+     * One look by the second connection, bounded: a pooler in session mode whose pool is used up
+     * makes it wait for a server session that the first connection holds.
+     *
+     * @return what it saw, or null when it cannot look (the check goes on with the first alone)
+     */
+    private Seen look(Connection other) {
+        try {
+            other.setNetworkTimeout(Runnable::run, LOOK_TIMEOUT_MILLIS);
+            return run(other, probe.read());
+        } catch (SQLException e) {
+            log.warn("the second connection to {} could not look for the pinning check's mark ({}); checked with one"
+                    + " connection only, which does not catch an idle pooler in transaction mode", source.describe(),
+                    e.getMessage());
+            return null;
+        }
+    }
+
     private static Seen run(Connection c, String sql) throws SQLException {
         try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
             if (!rs.next()) {
@@ -155,7 +171,14 @@ final class SessionPinning {
                 null);
     }
 
-    private static CompletableFuture<Connection> openSecond(ConnectionSource source) {
+    /**
+     * @return a second connection, or null when none can be had within a few seconds (the check
+     *     then makes only the first connection's own looks, and says so)
+     */
+    private Connection openSecond() {
+        // An application's pool may block (up to its own timeout, 30 s for HikariCP) when it has
+        // nothing to lend, and a pooler may hold a login until it has a server session: ask from
+        // another thread and give up after a few seconds.
         CompletableFuture<Connection> opened = new CompletableFuture<>();
         Thread opener = new Thread(() -> {
             try {
@@ -166,27 +189,16 @@ final class SessionPinning {
         }, "kanuki-pinning-check");
         opener.setDaemon(true);
         opener.start();
-        return opened;
-    }
-
-    /**
-     * @return the second connection, or null when none can be had (the check then makes only
-     *     the first connection's own looks, and says so)
-     */
-    private Connection awaitSecond() {
-        // An application's pool may block (up to its own timeout, 30 s for HikariCP) when it has
-        // nothing to lend; the driver's own connect timeout bounds a URI's connection.
-        int waitSeconds = source.isDataSource() ? SECOND_CONNECTION_WAIT_SECONDS : 60;
         try {
-            return second.get(waitSeconds, TimeUnit.SECONDS);
+            return opened.get(SECOND_CONNECTION_WAIT_SECONDS, TimeUnit.SECONDS);
         } catch (TimeoutException | InterruptedException e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
-            abandon();
+            opened.thenAccept(SessionPinning::closeQuietly); // hand it back whenever it comes
             log.warn("{} gave no second connection within {} s to check that connections keep one server session;"
                     + " checked with one connection only, which does not catch an idle pooler in transaction mode",
-                    source.describe(), waitSeconds);
+                    source.describe(), SECOND_CONNECTION_WAIT_SECONDS);
             return null;
         } catch (ExecutionException e) {
             log.warn("{} gave no second connection to check that connections keep one server session ({});"

@@ -212,6 +212,20 @@ class PgBouncerPoolingTest {
                 });
     }
 
+    /**
+     * Session pooling with one server session per pool: the check's second connection waits in
+     * PgBouncer for the session the first one holds. The provider still opens (the look is
+     * bounded, and the check goes on with one connection), and locks.
+     */
+    @Test
+    void sessionPoolingWithAUsedUpPoolStillOpens() {
+        bouncer = startOrSkip(pg, PoolMode.SESSION, "default_pool_size = 1");
+        try (LockProvider locks = LockProvider.open(uri() + "&maxIdle=0");
+             LockHandle held = locks.lock("one-session/job").acquire(Duration.ofSeconds(30))) {
+            held.verify();
+        }
+    }
+
     /** Session pooling pins a server session per client: the provider opens, and two providers exclude each other. */
     @Test
     void sessionPoolingIsAccepted() {
