@@ -171,6 +171,18 @@ public final class JdbcLockBackendFactory implements LockBackendFactory {
         // connection becomes the first session.
         Connection first = pool.connect();
         try {
+            // Before anything is written or locked: session locks need a connection pinned to one server session.
+            SessionPinning.requirePinned(statements, source, first);
+        } catch (RuntimeException e) {
+            try {
+                first.close();
+            } catch (SQLException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            pool.close();
+            throw e;
+        }
+        try {
             database = statements.prepareSchema(first);
             if (storeScope == null) {
                 storeScope = dialect.scheme() + ":" + stripQuery(first.getMetaData().getURL()) + "#" + database;

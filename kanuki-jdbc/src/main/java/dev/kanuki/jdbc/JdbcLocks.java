@@ -23,8 +23,9 @@ import javax.sql.DataSource;
  * that. A connection that failed while it may have held a lock is aborted
  * ({@link java.sql.Connection#abort}), never handed back to the pool with a lock still on it.
  * Connections must reach the database directly or through session pooling; transaction-level
- * pooling (PgBouncer {@code pool_mode=transaction}) breaks session locks: see
- * {@code docs/backends/sql.md}.
+ * pooling (PgBouncer {@code pool_mode=transaction} or {@code statement}) breaks session locks, and
+ * for PostgreSQL {@link #provider} refuses it with a {@link dev.kanuki.LockBackendException}: see
+ * {@code docs/backends/sql.md}, Behind PgBouncer.
  */
 public final class JdbcLocks {
     private JdbcLocks() {
@@ -34,8 +35,9 @@ public final class JdbcLocks {
      * @param dataSource where connections come from; kanuki never closes it
      * @param dialect the database behind it
      * @return an open provider; close it to release its locks
-     * @throws dev.kanuki.LockBackendException when the database cannot be reached or the
-     *     owner-record table cannot be created
+     * @throws dev.kanuki.LockBackendException when the database cannot be reached, the
+     *     owner-record table cannot be created, or (PostgreSQL) the connections are not pinned to
+     *     one server session (a pooler in transaction mode)
      */
     public static LockProvider provider(DataSource dataSource, Dialect dialect) {
         return provider(dataSource, dialect, "");

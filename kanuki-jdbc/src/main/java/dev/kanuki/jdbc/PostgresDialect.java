@@ -131,6 +131,17 @@ final class PostgresDialect extends SqlDialect {
         return true;
     }
 
+    /**
+     * A custom setting as the mark: session-level unless set in a transaction, visible to
+     * whatever runs on the same server session next, and it takes no lock.
+     */
+    @Override
+    SessionPinning.Probe pinProbe() {
+        return new SessionPinning.Probe("SELECT set_config('kanuki.pin_check', '%s', false), pg_backend_pid()",
+                "SELECT current_setting('kanuki.pin_check', true), pg_backend_pid()",
+                "SELECT set_config('kanuki.pin_check', '', false), pg_backend_pid()");
+    }
+
     @Override
     String prepareSchema(Connection c) throws SQLException {
         c.setAutoCommit(true);

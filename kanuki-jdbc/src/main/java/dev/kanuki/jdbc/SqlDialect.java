@@ -191,6 +191,16 @@ abstract class SqlDialect {
      */
     abstract boolean endSession(SqlSession s, long serverId) throws SQLException;
 
+    /**
+     * The statements that check that a client connection keeps one server session (see
+     * {@link SessionPinning}); null when this dialect is not checked.
+     *
+     * @return the probe, or null
+     */
+    SessionPinning.Probe pinProbe() {
+        return null;
+    }
+
     // ---------------------------------------------------------------- helpers for dialects
 
     private final AtomicBoolean unregisteredLogged = new AtomicBoolean();
