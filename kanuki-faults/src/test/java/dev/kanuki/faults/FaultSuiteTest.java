@@ -165,8 +165,8 @@ class FaultSuiteTest {
         targets.add(Target.server("etcd", LeaseKind.TTL, Target.LEASE.plusSeconds(1), EtcdServer::shared,
                 e -> e.kanukiUri() + "?" + lease)
                 .documents(PAUSE, "etcd.md: " + paused));
-        targets.add(Target.server("memcached", LeaseKind.TTL, Target.LEASE.plusSeconds(2), MemcachedServer::shared,
-                m -> m.kanukiUri() + "?" + lease) // the item lives the lease rounded up to whole seconds, plus one
+        targets.add(Target.server("memcached", LeaseKind.TTL, Target.LEASE.plusSeconds(3), MemcachedServer::shared,
+                m -> m.kanukiUri() + "?" + lease) // the item lives the lease rounded up to whole seconds, plus two
                 .documents(PAUSE, "memcached.md: " + paused)
                 .documents(RESTART, "memcached.md: memcached keeps nothing: a restart forgets every lock; holders "
                         + "learn it at their next renewal; tokens continue above the old ones (clock floor)")

@@ -111,17 +111,21 @@ final class MemcachedLockBackend implements LockBackend {
     }
 
     /**
-     * memcached's expiry for a lease: whole seconds, rounded up, plus one, because memcached's
-     * clock ticks once a second (an item set with {@code T<n>} lives between n−1 and n seconds);
-     * at most 30 days, beyond which memcached would read the number as a date.
+     * memcached's expiry for a lease: whole seconds, rounded up, plus two. One because memcached's
+     * clock ticks once a second (an item set with {@code T<n>} lives between n−1 and n seconds),
+     * so the item outlives the lease; one more as the holder's margin: the engine reports the lock
+     * lost when its lease runs out unrenewed, and a holder slowed by a loaded machine notices that
+     * late (hundreds of ms were seen at load 20 on 2 vCPUs) — it must still stop before the item
+     * can expire and another process take the lock. At most 30 days, beyond which memcached would
+     * read the number as a date.
      *
      * @param lease the lease
-     * @return the {@code T} flag's seconds, 2 to {@value #MAX_TTL_SECONDS}
+     * @return the {@code T} flag's seconds, 3 to {@value #MAX_TTL_SECONDS}
      */
     static long ttlSeconds(Duration lease) {
         long millis = Math.max(0, lease.toMillis());
-        long seconds = millis / 1000 + (millis % 1000 == 0 ? 0 : 1) + 1;
-        return Math.max(2, Math.min(MAX_TTL_SECONDS, seconds));
+        long seconds = millis / 1000 + (millis % 1000 == 0 ? 0 : 1) + 2;
+        return Math.max(3, Math.min(MAX_TTL_SECONDS, seconds));
     }
 
     /**

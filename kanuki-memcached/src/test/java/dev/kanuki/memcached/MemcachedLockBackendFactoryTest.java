@@ -60,11 +60,11 @@ class MemcachedLockBackendFactoryTest {
     }
 
     @Test
-    void leasesBecomeWholeSecondsPlusOneAtMostThirtyDays() {
-        assertEquals(2, MemcachedLockBackend.ttlSeconds(Duration.ofMillis(100)));
-        assertEquals(2, MemcachedLockBackend.ttlSeconds(Duration.ofSeconds(1)));
-        assertEquals(3, MemcachedLockBackend.ttlSeconds(Duration.ofMillis(1500)));
-        assertEquals(31, MemcachedLockBackend.ttlSeconds(Duration.ofSeconds(30)));
+    void leasesBecomeWholeSecondsPlusTwoAtMostThirtyDays() {
+        assertEquals(3, MemcachedLockBackend.ttlSeconds(Duration.ofMillis(100)));
+        assertEquals(3, MemcachedLockBackend.ttlSeconds(Duration.ofSeconds(1)));
+        assertEquals(4, MemcachedLockBackend.ttlSeconds(Duration.ofMillis(1500)));
+        assertEquals(32, MemcachedLockBackend.ttlSeconds(Duration.ofSeconds(30)));
         assertEquals(30L * 24 * 3600, MemcachedLockBackend.ttlSeconds(Duration.ofDays(30)));
         assertEquals(30L * 24 * 3600, MemcachedLockBackend.ttlSeconds(Duration.ofDays(400)));
     }
