@@ -44,8 +44,24 @@ final class LockDirectory {
      * @throws LockBackendException naming the path and what to do, when it cannot be used
      */
     static Path prepare(Path dir, boolean isDefault) {
+        return prepare(dir, isDefault, false);
+    }
+
+    /**
+     * Makes sure the directory exists and is usable, and that no other user can remove, replace
+     * or plant its entries (see {@link DirectoryTrust}).
+     *
+     * @param dir the directory named in the URI, or the default
+     * @param isDefault whether it is the per-user default (checked more strictly)
+     * @param groupShared whether the URI said {@code shared=group}: the directory's group is trusted
+     * @return its real path
+     * @throws LockBackendException naming the path and what to do, when it cannot be used
+     */
+    static Path prepare(Path dir, boolean isDefault, boolean groupShared) {
         Path absolute = dir.toAbsolutePath().normalize();
         try {
+            // Links planted by another user are refused before anything is created through them.
+            DirectoryTrust.checkLinks(absolute);
             if (!Files.exists(absolute)) {
                 createOwnerOnly(absolute);
             }
@@ -56,6 +72,8 @@ final class LockDirectory {
             Path real = absolute.toRealPath();
             if (isDefault) {
                 checkPrivate(real);
+            } else {
+                DirectoryTrust.check(absolute, real, groupShared);
             }
             if (!Files.isWritable(real)) {
                 if (isOnReadOnlyFileSystem(real)) {
