@@ -156,8 +156,10 @@ final class DirectoryFence {
      * tokens given before.
      */
     private long locateForward() throws IOException {
-        long n = locate();
+        // Read before listing: the counter was at least this when read, and other threads may raise
+        // it while the listing runs (a listing is a snapshot, and may then show a value below the new one).
         long seen = known.get();
+        long n = locate();
         if (n < seen) {
             throw new LockBackendException("the fencing counter " + counter(n) + " went back (this process saw "
                     + counter(seen).getFileName() + "): it was moved by something else; no token is taken from it",
