@@ -56,43 +56,62 @@ final class DirectoryTrust {
 
     /**
      * Refuses a path reached through a symbolic link another user could have planted (rule 1).
-     * Stops at the first component that does not exist yet.
+     * Every link on the way is checked, including links inside a link's target (a link of root
+     * pointing through a link of another user). Stops at the first component that does not exist yet.
      */
     static void checkLinks(Path absolute) throws IOException {
-        Path current = absolute.getRoot();
+        walk(absolute, absolute, new int[] {40});
+    }
+
+    /** @return the real path reached, or null when a component does not exist */
+    private static Path walk(Path path, Path named, int[] linksLeft) throws IOException {
+        Path current = path.getRoot();
         if (current == null) {
-            return;
+            return null;
         }
-        for (Path name : absolute) {
+        for (Path name : path) {
+            String part = name.toString();
+            if (part.equals(".")) {
+                continue;
+            }
+            if (part.equals("..")) {
+                // current has no link in it: its parent is what the kernel would reach
+                current = current.getParent() == null ? current : current.getParent();
+                continue;
+            }
             Path next = current.resolve(name);
             Entry entry = look(next);
             if (entry == null) {
-                return;
+                return null;
             }
-            if (entry.isLink()) {
-                if (!trusted(entry)) {
-                    throw new LockBackendException("lock directory " + absolute + " is reached through the symbolic link "
-                            + next + " of user " + entry.owner() + "; kanuki follows only links of root and of "
-                            + me(), "name the directory itself with file:DIR, or remove the link if you did not make it",
-                            null);
-                }
-                Entry parent = look(current);
-                if (parent != null && (parent.mode() & OTHERS_WRITE) != 0 && (parent.mode() & STICKY) != 0
-                        && !isMe(entry.uid()) && entry.uid() != parent.uid()) {
-                    throw new LockBackendException("lock directory " + absolute + " is reached through the symbolic link "
-                            + next + " of user " + entry.owner() + " in the world-writable directory " + current
-                            + "; as the kernel's protected_symlinks, kanuki follows such a link only when it is yours"
-                            + " or the directory owner's", "name the directory itself with file:DIR", null);
-                }
-                try {
-                    current = next.toRealPath();
-                } catch (NoSuchFileException e) {
-                    return; // a dangling link: creating the directory will fail and say so
-                }
-            } else {
+            if (!entry.isLink()) {
                 current = next;
+                continue;
+            }
+            if (!trusted(entry)) {
+                throw new LockBackendException("lock directory " + named + " is reached through the symbolic link "
+                        + next + " of user " + entry.owner() + "; kanuki follows only links of root and of "
+                        + me(), "name the directory itself with file:DIR, or remove the link if you did not make it",
+                        null);
+            }
+            Entry parent = look(current);
+            if (parent != null && (parent.mode() & OTHERS_WRITE) != 0 && (parent.mode() & STICKY) != 0
+                    && !isMe(entry.uid()) && entry.uid() != parent.uid()) {
+                throw new LockBackendException("lock directory " + named + " is reached through the symbolic link "
+                        + next + " of user " + entry.owner() + " in the world-writable directory " + current
+                        + "; as the kernel's protected_symlinks, kanuki follows such a link only when it is yours"
+                        + " or the directory owner's", "name the directory itself with file:DIR", null);
+            }
+            if (--linksLeft[0] < 0) {
+                throw new LockBackendException("lock directory " + named + " is reached through too many symbolic links",
+                        "name the directory itself with file:DIR", null);
+            }
+            current = walk(current.resolve(Files.readSymbolicLink(next)), named, linksLeft);
+            if (current == null) {
+                return null; // a dangling link: creating the directory will fail and say so
             }
         }
+        return current;
     }
 
     /**

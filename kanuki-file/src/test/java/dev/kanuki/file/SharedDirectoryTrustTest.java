@@ -136,6 +136,18 @@ class SharedDirectoryTrustTest {
     }
 
     @Test
+    void linkOfAnotherUserInsideALinksTargetIsNotFollowed() throws Exception {
+        // Root's link leads through a link of another user, who can point it at any directory.
+        Path real = Files.createDirectory(tempDir.resolve("real"));
+        Path theirs = Files.createSymbolicLink(tempDir.resolve("theirs"), real);
+        chown(theirs, "nobody", null);
+        Path rootsLink = Files.createSymbolicLink(tempDir.resolve("roots"), tempDir.resolve("theirs"));
+        refused("file:" + rootsLink, theirs.toString(), "symbolic link", "nobody");
+        Path relative = Files.createSymbolicLink(tempDir.resolve("relative"), Path.of("theirs"));
+        refused("file:" + relative, theirs.toString(), "nobody");
+    }
+
+    @Test
     void directoryInsideAnotherUsersDirectoryIsRefused() throws Exception {
         Path theirs = Files.createDirectory(tempDir.resolve("theirs"));
         chmod(theirs, "rwxr-xr-x");
