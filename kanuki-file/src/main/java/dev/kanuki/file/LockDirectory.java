@@ -72,8 +72,6 @@ final class LockDirectory {
             Path real = absolute.toRealPath();
             if (isDefault) {
                 checkPrivate(real);
-            } else {
-                DirectoryTrust.check(absolute, real, groupShared);
             }
             if (!Files.isWritable(real)) {
                 if (isOnReadOnlyFileSystem(real)) {
@@ -83,6 +81,10 @@ final class LockDirectory {
                 throw new LockBackendException("lock directory " + real + " is not writable by user "
                         + System.getProperty("user.name"),
                         "fix its permissions or name another directory with file:DIR", null);
+            }
+            if (!isDefault) {
+                // After the checks above: a directory nobody can write (a read-only mount is 1777) is best called so.
+                DirectoryTrust.check(absolute, real, groupShared);
             }
             return real;
         } catch (AccessDeniedException e) {
