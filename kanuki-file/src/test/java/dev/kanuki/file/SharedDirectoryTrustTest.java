@@ -135,6 +135,55 @@ class SharedDirectoryTrustTest {
         assertFalse(Files.exists(real.resolve("below")), "nothing may be created through the planted link");
     }
 
+    /**
+     * Runs {@link OpenLockDirectoryMain} as user nobody (allowed to read everything, as the build's
+     * class path is under root's home, but to write only what nobody may write).
+     */
+    private static String openAsNobody(String uri) throws Exception {
+        Path setpriv = Path.of("/usr/bin/setpriv");
+        assumeTrue(Files.isExecutable(setpriv), "setpriv (util-linux) is missing");
+        Process child = new ProcessBuilder(setpriv.toString(), "--reuid=65534", "--regid=65534", "--clear-groups",
+                "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:TieredStopAtLevel=1",
+                "-cp", System.getProperty("java.class.path"), OpenLockDirectoryMain.class.getName(), uri)
+                .redirectErrorStream(true).start();
+        String out = new String(child.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(child.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "the child did not end");
+        return out;
+    }
+
+    @Test
+    void anOrdinaryUserKeepsItsOwnDirectoriesAndIsRefusedOthers() throws Exception {
+        chmod(tempDir, "rwxr-xr-x"); // access(2), behind Files.isWritable, checks the path without capabilities
+        Path home = Files.createDirectory(tempDir.resolve("home-of-nobody"));
+        chown(home, "nobody", "nogroup");
+        String own = openAsNobody("file:" + home);
+        assertTrue(own.contains("OK"), own);
+        String created = openAsNobody("file:" + home.resolve("made/by/kanuki"));
+        assertTrue(created.contains("OK"), created);
+        Path open = Files.createDirectory(tempDir.resolve("open-of-root"));
+        chmod(open, "rwxrwxrwx");
+        String refusedOpen = openAsNobody("file:" + open);
+        assertTrue(refusedOpen.contains(LockBackendException.class.getName()) && refusedOpen.contains("writable by every user"),
+                refusedOpen);
+        Path link = Files.createSymbolicLink(home.resolve("link"), home.resolve("made"));
+        chown(link, "root", null);
+        String rootsLink = openAsNobody("file:" + link);
+        assertTrue(rootsLink.contains("OK"), "a link of root is followed: " + rootsLink);
+        Path theirs = Files.createDirectory(tempDir.resolve("theirs"));
+        Files.getFileAttributeView(theirs, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                .setOwner(tempDir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("daemon"));
+        chmod(theirs, "rwxrwxrwx");
+        String refusedTheirs = openAsNobody("file:" + theirs + "?shared=group");
+        assertTrue(refusedTheirs.contains("writable by every user"), refusedTheirs);
+        chmod(theirs, "rwxrwx---");
+        chown(theirs, "daemon", "nogroup");
+        String team = openAsNobody("file:" + theirs + "?shared=group");
+        assertTrue(team.contains("OK"), "a group directory with shared=group: " + team);
+        String teamWithoutOptIn = openAsNobody("file:" + theirs);
+        assertTrue(teamWithoutOptIn.contains("belongs to daemon"), teamWithoutOptIn);
+    }
+
     @Test
     void linkOfAnotherUserInsideALinksTargetIsNotFollowed() throws Exception {
         // Root's link leads through a link of another user, who can point it at any directory.
