@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * listed.
  *
  * <p>Every value read from the directory is checked: a counter (or a token a lock file's record
- * carries) above {@link #MAX_TOKEN} was not made by kanuki — counters start at the clock in
+ * carries) at or above {@link #MAX_TOKEN}, or below zero, was not made by kanuki — counters start at the clock in
  * microseconds, about 2<sup>51</sup>, and a million tokens a second would take over 100,000 years
  * to reach 2<sup>62</sup> — so it is refused with an error naming the file, never used to make a
  * token that would wrap to a negative one or go back.
@@ -39,7 +39,7 @@ final class DirectoryFence {
     static final String PREFIX = "kanuki-fence.";
     private static final String MARKER = "kanuki-fence";
     private static final int PROBES = 64;
-    /** The largest token kanuki gives; anything above was planted or damaged (see the class comment). */
+    /** The largest token kanuki gives; a counter or record at or above it was planted or damaged (see the class comment). */
     static final long MAX_TOKEN = 1L << 62;
     private static final ConcurrentHashMap<Path, DirectoryFence> BY_DIRECTORY = new ConcurrentHashMap<>();
 
