@@ -39,7 +39,7 @@ final class DirectoryFence {
     static final String PREFIX = "kanuki-fence.";
     private static final String MARKER = "kanuki-fence";
     private static final int PROBES = 64;
-    /** The largest token kanuki gives; a counter or record at or above it was planted or damaged (see the class comment). */
+    /** The largest token kanuki gives; a counter or record at or above it was planted or damaged. */
     static final long MAX_TOKEN = 1L << 62;
     private static final ConcurrentHashMap<Path, DirectoryFence> BY_DIRECTORY = new ConcurrentHashMap<>();
 
