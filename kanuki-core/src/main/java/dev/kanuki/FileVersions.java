@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.io.InputStream;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -11,10 +12,16 @@ import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.GroupPrincipal;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -31,6 +38,13 @@ import java.util.UUID;
  * along the chain, and a stale holder either commits before any newer holder has written (which
  * fencing allows: the resource had seen no newer token yet) or finds its slot taken and is refused.
  * The current version (the head) is the entry with the largest {@code P}.
+ *
+ * <p>Whoever can write the version directory decides the content every holder reads and can
+ * block every update with a high token, so the directory and each version read must be a real
+ * directory and regular files (no link is followed) owned by this user or root and writable by
+ * no one else; anything else is refused with a {@link LockBackendException} naming the directory
+ * and the fix. kanuki makes the directory with mode 0700. The plain file is read only when it is
+ * a regular file (never through a link, never a FIFO).
  */
 final class FileVersions {
     private static final String PREFIX = "after-";
@@ -52,6 +66,98 @@ final class FileVersions {
         return directory;
     }
 
+    private static final int CURRENT_UID = currentUid();
+    private static final int TYPE = 0170000;
+    private static final int REGULAR = 0100000;
+    private static final int DIRECTORY = 0040000;
+
+    /**
+     * Checks the version directory (see the class comment).
+     *
+     * @return false when it does not exist yet
+     * @throws LockBackendException when it is not a directory, or another user owns or can write it
+     */
+    private boolean checkDirectory() throws IOException {
+        Map<String, Object> a = attributes(directory);
+        if (a == null) {
+            return false;
+        }
+        int mode = ((Number) a.get("mode")).intValue();
+        if ((mode & TYPE) != DIRECTORY) {
+            throw foreign(directory + " is not a directory (a link or file was put in its place)");
+        }
+        checkOwned(directory, a, "version directory");
+        return true;
+    }
+
+    private void checkOwned(Path path, Map<String, Object> a, String what) {
+        if (!a.containsKey("owner")) {
+            return; // not a Unix file system: no owners to check
+        }
+        int uid = ((Number) a.get("uid")).intValue();
+        int mode = ((Number) a.get("mode")).intValue();
+        String ownerName = ((UserPrincipal) a.get("owner")).getName();
+        if (uid != 0 && uid != CURRENT_UID && !ownerName.equals(System.getProperty("user.name"))) {
+            throw foreign("the " + what + " " + path + " belongs to " + ownerName
+                    + ", not to " + System.getProperty("user.name") + " or root");
+        }
+        boolean privateGroup = a.get("group") instanceof GroupPrincipal g && g.getName().equals(ownerName);
+        if ((mode & 0002) != 0 || ((mode & 0020) != 0 && !privateGroup)) { // a user-private group (umask 002) is the user's
+            throw foreign("the " + what + " " + path + " is writable by other users (mode "
+                    + String.format("%04o", mode & 07777) + ")");
+        }
+    }
+
+    private LockBackendException foreign(String what) {
+        return new LockBackendException("cannot use the versions of " + file + ": " + what + "; whoever can write them"
+                + " decides the content every holder reads and can block every update",
+                "if you did not make it, inspect it and remove it (rm -r " + directory + "); kanuki makes it again,"
+                        + " yours with mode 0700, from the plain file " + file.getFileName(), null);
+    }
+
+    /** @return the entry's owner, uid and mode without following a link, or null when absent */
+    private static Map<String, Object> attributes(Path path) throws IOException {
+        try {
+            return Files.readAttributes(path, "unix:uid,mode,owner,group", LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (UnsupportedOperationException | IllegalArgumentException e) {
+            return Map.of("uid", 0, "mode", Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS) ? DIRECTORY | 0700
+                    : Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS) ? REGULAR | 0600 : 0); // not Unix: no owners
+        }
+    }
+
+    /** @return a version's bytes, after checking it is a regular file of ours */
+    private byte[] readEntry(Path entry) throws IOException {
+        Map<String, Object> a = attributes(entry);
+        if (a == null) {
+            throw new NoSuchFileException(entry.toString());
+        }
+        if ((((Number) a.get("mode")).intValue() & TYPE) != REGULAR) {
+            throw foreign(entry + " is not a regular file");
+        }
+        checkOwned(entry, a, "version");
+        try (InputStream in = Files.newInputStream(entry, LinkOption.NOFOLLOW_LINKS)) {
+            return in.readAllBytes();
+        }
+    }
+
+    private FileAttribute<?>[] ownerOnly(String mode) throws IOException {
+        if (!Files.getFileStore(file.getParent()).supportsFileAttributeView(PosixFileAttributeView.class)) {
+            return new FileAttribute<?>[0];
+        }
+        return new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(mode))};
+    }
+
+    /** @return this process's user id (the owner of {@code /proc/self}), or -1 where it cannot be told */
+    private static int currentUid() {
+        try {
+            return ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).intValue();
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
     /**
      * @return the current version; before the first versioned write, the plain file's content
      *     (or nothing) as token 0
@@ -64,7 +170,7 @@ final class FileVersions {
         Path entry = directory.resolve(name(parent));
         byte[] raw;
         try {
-            raw = Files.readAllBytes(entry);
+            raw = readEntry(entry);
         } catch (NoSuchFileException e) {
             return head(); // cleaned up under us: a newer head exists
         }
@@ -72,8 +178,18 @@ final class FileVersions {
     }
 
     private byte[] readPlain() throws IOException {
-        try {
-            return Files.readAllBytes(file);
+        Map<String, Object> a = attributes(file);
+        if (a == null) {
+            return new byte[0];
+        }
+        if ((((Number) a.get("mode")).intValue() & TYPE) != REGULAR) {
+            // Never read through a link (it may lead to another user's file) nor open a FIFO (it blocks).
+            throw new LockBackendException(file + " is not a regular file (a symbolic link, FIFO or other special file);"
+                    + " a LockedFile reads and replaces only regular files",
+                    "if you did not put it there, inspect it and remove it", null);
+        }
+        try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
+            return in.readAllBytes();
         } catch (NoSuchFileException e) {
             return new byte[0];
         }
@@ -82,7 +198,7 @@ final class FileVersions {
     /** @return the largest committed parent token, or -1 when there is no version yet */
     private long headParent() throws IOException {
         long best = -1;
-        if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
+        if (!checkDirectory()) {
             return best;
         }
         for (long parent : parents()) {
@@ -96,7 +212,10 @@ final class FileVersions {
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory, PREFIX + "*")) {
             for (Path entry : entries) {
                 try {
-                    out.add(Long.parseLong(entry.getFileName().toString().substring(PREFIX.length())));
+                    long parent = Long.parseLong(entry.getFileName().toString().substring(PREFIX.length()));
+                    if (parent >= 0 && entry.getFileName().toString().equals(name(parent))) {
+                        out.add(parent);
+                    }
                 } catch (NumberFormatException e) {
                     // not ours
                 }
@@ -109,9 +228,16 @@ final class FileVersions {
 
     /** Writes a version of {@code content} with {@code token} to a temporary file, fsynced. */
     Path write(long token, byte[] content) throws IOException {
-        Files.createDirectories(directory);
+        try {
+            Files.createDirectory(directory, ownerOnly("rwx------"));
+        } catch (FileAlreadyExistsException e) {
+            // made before (checked below)
+        }
+        checkDirectory();
         Path temp = directory.resolve(".tmp-" + UUID.randomUUID());
-        try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+        // Mode 0600 whatever the umask: a version others could write would be refused when read.
+        try (FileChannel out = FileChannel.open(temp, java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS), ownerOnly("rw-------"))) {
             writeAll(out, ByteBuffer.wrap((HEADER + token + "\n").getBytes(StandardCharsets.US_ASCII)));
             writeAll(out, ByteBuffer.wrap(content));
             out.force(true);
@@ -160,7 +286,7 @@ final class FileVersions {
             Path next = directory.resolve(name(t));
             byte[] raw;
             try {
-                raw = Files.readAllBytes(next);
+                raw = readEntry(next);
             } catch (NoSuchFileException e) {
                 return false;
             }
@@ -232,6 +358,11 @@ final class FileVersions {
             token = Long.parseLong(header.substring(HEADER.length()));
         } catch (NumberFormatException e) {
             throw new IOException(entry + " has a damaged header: " + header);
+        }
+        if (token <= parent) {
+            // Tokens rise along the chain: a version at or below its parent was not committed by kanuki.
+            throw new IOException(entry + " has token " + token + ", not above the version it replaced (" + parent
+                    + "): it was changed by something else");
         }
         return new Version(token, parent, Arrays.copyOfRange(raw, newline + 1, raw.length));
     }

@@ -223,7 +223,10 @@ public final class LockedFile {
 
     private LockLostException refused(long newer, long token) {
         return new LockLostException(lock.name(), "a holder with fencing token " + newer + " has already written "
-                + file + " (this holder's token is " + token + "); nothing was written", null);
+                + file + " (this holder's token is " + token + "); nothing was written. If no holder of lock '"
+                + lock.name() + "' ever had that token (the lock's backend or directory changed, or the versions were"
+                + " copied), remove " + versions.directory() + " (its newest version is in " + file.getFileName()
+                + ") and update again", null);
     }
 
     /** The steps of an update, for tests that pause a holder at each. */
@@ -240,8 +243,9 @@ public final class LockedFile {
     }
 
     private void copyPermissions(Path temp) throws IOException {
-        PosixFileAttributeView view = Files.getFileAttributeView(file, PosixFileAttributeView.class);
-        if (view == null || !Files.exists(file)) {
+        PosixFileAttributeView view = Files.getFileAttributeView(file, PosixFileAttributeView.class,
+                java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        if (view == null || !Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
         Set<PosixFilePermission> permissions = view.readAttributes().permissions();

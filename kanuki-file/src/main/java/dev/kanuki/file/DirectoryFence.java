@@ -28,11 +28,19 @@ import java.util.concurrent.atomic.AtomicLong;
  * all fencing. Each JVM remembers the last value it saw, so the next rename usually succeeds at
  * once; when the counter moved on, a few probes forward find it, and only then is the directory
  * listed.
+ *
+ * <p>Every value read from the directory is checked: a counter (or a token a lock file's record
+ * carries) at or above {@link #MAX_TOKEN}, or below zero, was not made by kanuki — counters start at the clock in
+ * microseconds, about 2<sup>51</sup>, and a million tokens a second would take over 100,000 years
+ * to reach 2<sup>62</sup> — so it is refused with an error naming the file, never used to make a
+ * token that would wrap to a negative one or go back.
  */
 final class DirectoryFence {
     static final String PREFIX = "kanuki-fence.";
     private static final String MARKER = "kanuki-fence";
     private static final int PROBES = 64;
+    /** The largest token kanuki gives; a counter or record at or above it was planted or damaged. */
+    static final long MAX_TOKEN = 1L << 62;
     private static final ConcurrentHashMap<Path, DirectoryFence> BY_DIRECTORY = new ConcurrentHashMap<>();
 
     private final Path directory;
@@ -57,9 +65,12 @@ final class DirectoryFence {
             long n = known.get();
             for (int round = 0; round < 5; round++) {
                 if (n < 0) {
-                    n = locate();
+                    n = locateForward();
                 }
                 for (int probe = 0; probe < PROBES; probe++, n++) {
+                    if (n >= MAX_TOKEN) {
+                        throw outOfRange(counter(n), n);
+                    }
                     if (tryMove(n, n + 1)) {
                         known.accumulateAndGet(n + 1, Math::max);
                         return n + 1;
@@ -76,6 +87,12 @@ final class DirectoryFence {
 
     /** Makes the counter at least {@code value} (a token issued from elsewhere, before its record is removed). */
     void raiseTo(long value) {
+        if (value > MAX_TOKEN) {
+            throw new LockBackendException("a lock file in " + directory + " carries the fencing token " + value
+                    + ", above any token kanuki gives (" + MAX_TOKEN + "): it was written by something else",
+                    "find out who else can write " + directory + "; remove the lock files whose records are damaged"
+                            + " when no process uses them", null);
+        }
         if (known.get() >= value) {
             return; // the counter only moves up, and it was at least this
         }
@@ -88,7 +105,7 @@ final class DirectoryFence {
                 return;
             }
             for (int round = 0; round < 100; round++) {
-                long n = locate();
+                long n = locateForward();
                 if (n >= value || tryMove(n, value)) {
                     known.accumulateAndGet(Math.max(n, value), Math::max);
                     return;
@@ -101,6 +118,26 @@ final class DirectoryFence {
         }
     }
 
+    /** @throws LockBackendException when a token read from a lock file's record is beyond {@link #MAX_TOKEN} */
+    static long checkRecorded(long token, Path file) {
+        if (token >= MAX_TOKEN) {
+            throw new LockBackendException("the record of lock file " + file + " carries the fencing token " + token
+                    + ", at or above the largest kanuki gives (" + MAX_TOKEN + "): it was written by something else;"
+                    + " no token is taken from it", "find out who else can write " + file.getParent()
+                    + "; when no process uses the lock, remove " + file, null);
+        }
+        return token;
+    }
+
+    private LockBackendException outOfRange(Path file, long value) {
+        return new LockBackendException("the fencing counter " + file + " is at " + value + ", outside the tokens kanuki"
+                + " gives (0 to " + MAX_TOKEN + "): it was moved by something else; no token is taken from it"
+                + " (a wrapped or smaller token would let a stale holder's writes through)",
+                "find out who else can write " + directory + " (see the trust rule in docs/backends/file.md); to start"
+                        + " again, stop every process using it and remove " + directory.resolve(PREFIX + "*") + " and "
+                        + directory.resolve(MARKER) + " (resources that saw the large tokens must then forget them)", null);
+    }
+
     private boolean tryMove(long from, long to) throws IOException {
         try {
             Files.move(counter(from), counter(to), StandardCopyOption.ATOMIC_MOVE);
@@ -111,6 +148,24 @@ final class DirectoryFence {
             throw new LockBackendException("the file system of " + directory + " cannot rename atomically",
                     "use a local file system for the lock directory", e);
         }
+    }
+
+    /**
+     * {@link #locate}, refusing a counter below a value this JVM has seen: the counter only moves
+     * up, so a lower one was moved back by something else, and a token taken from it would repeat
+     * tokens given before.
+     */
+    private long locateForward() throws IOException {
+        // Read before listing: the counter was at least this when read, and other threads may raise
+        // it while the listing runs (a listing is a snapshot, and may then show a value below the new one).
+        long seen = known.get();
+        long n = locate();
+        if (n < seen) {
+            throw new LockBackendException("the fencing counter " + counter(n) + " went back (this process saw "
+                    + counter(seen).getFileName() + "): it was moved by something else; no token is taken from it",
+                    "find out who else can write " + directory + " (see the trust rule in docs/backends/file.md)", null);
+        }
+        return n;
     }
 
     /** Finds the counter by listing the directory, making it when it was never made. */
@@ -169,8 +224,14 @@ final class DirectoryFence {
                 String suffix = entry.getFileName().toString().substring(PREFIX.length());
                 try {
                     long value = Long.parseLong(suffix);
+                    if (!suffix.equals(Long.toString(value))) {
+                        continue; // "+5", "007": not a name kanuki makes
+                    }
                     BasicFileAttributes attrs = SafeFiles.look(entry);
                     if (attrs != null && attrs.isRegularFile()) {
+                        if (value < 0 || value >= MAX_TOKEN) {
+                            throw outOfRange(entry, value);
+                        }
                         found = Math.max(found, value);
                     }
                 } catch (NumberFormatException ignored) {

@@ -10,7 +10,8 @@ import java.util.Set;
  * Makes {@code file:} backends. {@code file:} alone is the per-user default directory;
  * {@code file:/abs/dir} and {@code file:relative/dir} name one. Option {@code strategy}:
  * {@code os} (the default: kernel locks), or the ttl strategies {@code mkdir}, {@code symlink},
- * {@code rename}, {@code create}, {@code queue} (see {@code docs/backends/file.md}).
+ * {@code rename}, {@code create}, {@code queue} (see {@code docs/backends/file.md}). Option
+ * {@code shared=group} accepts a directory its group may write (see {@link DirectoryTrust}).
  */
 public final class FileLockBackendFactory implements LockBackendFactory {
     private static final Set<String> STRATEGIES = Set.of("os", "mkdir", "symlink", "rename", "create", "queue");
@@ -31,7 +32,12 @@ public final class FileLockBackendFactory implements LockBackendFactory {
 
     @Override
     public LockBackend create(LockUri uri) {
-        uri.rejectUnknownOptions(Set.of("strategy"));
+        uri.rejectUnknownOptions(Set.of("strategy", "shared"));
+        String shared = uri.param("shared").orElse("");
+        if (!shared.isEmpty() && !shared.equals("group")) {
+            throw new IllegalArgumentException("unknown value shared=" + shared + " in '" + uri
+                    + "'; known: shared=group (trust the lock directory's group, see docs/backends/file.md)");
+        }
         String strategy = uri.param("strategy").orElse("os");
         if (!STRATEGIES.contains(strategy)) {
             throw new IllegalArgumentException("unknown file lock strategy '" + strategy + "' in '" + uri
@@ -48,7 +54,7 @@ public final class FileLockBackendFactory implements LockBackendFactory {
         }
         boolean isDefault = body.isEmpty();
         Path dir = isDefault ? LockDirectory.defaultDirectory() : Path.of(body);
-        Path prepared = LockDirectory.prepare(dir, isDefault);
+        Path prepared = LockDirectory.prepare(dir, isDefault, shared.equals("group"));
         return switch (strategy) {
             case "os" -> new OsLockBackend(prepared);
             case "mkdir" -> new TtlFileLockBackend(prepared, new MkdirStrategy());

@@ -44,8 +44,24 @@ final class LockDirectory {
      * @throws LockBackendException naming the path and what to do, when it cannot be used
      */
     static Path prepare(Path dir, boolean isDefault) {
+        return prepare(dir, isDefault, false);
+    }
+
+    /**
+     * Makes sure the directory exists and is usable, and that no other user can remove, replace
+     * or plant its entries (see {@link DirectoryTrust}).
+     *
+     * @param dir the directory named in the URI, or the default
+     * @param isDefault whether it is the per-user default (checked more strictly)
+     * @param groupShared whether the URI said {@code shared=group}: the directory's group is trusted
+     * @return its real path
+     * @throws LockBackendException naming the path and what to do, when it cannot be used
+     */
+    static Path prepare(Path dir, boolean isDefault, boolean groupShared) {
         Path absolute = dir.toAbsolutePath().normalize();
         try {
+            // Links planted by another user are refused before anything is created through them.
+            DirectoryTrust.checkLinks(absolute);
             if (!Files.exists(absolute)) {
                 createOwnerOnly(absolute);
             }
@@ -65,6 +81,10 @@ final class LockDirectory {
                 throw new LockBackendException("lock directory " + real + " is not writable by user "
                         + System.getProperty("user.name"),
                         "fix its permissions or name another directory with file:DIR", null);
+            }
+            if (!isDefault) {
+                // After the checks above: a directory nobody can write (a read-only mount is 1777) is best called so.
+                DirectoryTrust.check(absolute, real, groupShared);
             }
             return real;
         } catch (AccessDeniedException e) {

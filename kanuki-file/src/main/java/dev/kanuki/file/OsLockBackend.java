@@ -174,7 +174,8 @@ final class OsLockBackend implements LockBackend {
             if (previous >= 0) {
                 // A kept lock file (released lately, by this JVM or another) or one left by a crash:
                 // its record goes on, and the directory's counter is raised to it before removal.
-                token = previous + 1;
+                // A record is checked before its token is used: one planted near Long.MAX_VALUE would wrap.
+                token = DirectoryFence.checkRecorded(previous, file.path) + 1;
             } else {
                 // A new lock file (its name's file was removed, the counter raised to its last token
                 // first), or a damaged record: the directory's counter is above every token of every

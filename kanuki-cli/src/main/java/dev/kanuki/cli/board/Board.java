@@ -8,7 +8,6 @@ import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -31,6 +30,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code O_APPEND} writes (one {@code write(2)} each, which the kernel never interleaves on a local
  * file), so the count of submissions is right even without the lock. A token already in the file
  * is not posted again: a double-clicked form is one post.
+ *
+ * <p>The data files are opened through {@link BoardFiles}: a link, a special file, a second hard
+ * link or another user's file in their place is refused at startup and at each request, since
+ * the text written comes from whoever posts over HTTP.
  */
 final class Board {
     /** The pause between reading and writing back the file. */
@@ -50,10 +53,13 @@ final class Board {
      * @param file the posts' file
      * @param lock the lock that guards it, or null for none
      */
-    Board(Path file, DistributedLock lock) {
+    Board(Path file, DistributedLock lock) throws IOException {
         this.file = file.toAbsolutePath();
         this.submittedLog = this.file.resolveSibling(this.file.getFileName() + ".submitted");
         this.locked = lock == null ? null : LockedFile.of(lock, this.file);
+        // Refused at startup with a clear error rather than at the first request.
+        BoardFiles.check(this.file);
+        BoardFiles.check(submittedLog);
     }
 
     /**
@@ -98,11 +104,13 @@ final class Board {
     /** @return how many different form tokens were submitted */
     int submitted() {
         try {
-            Set<String> tokens = new HashSet<>(Files.readAllLines(submittedLog, StandardCharsets.UTF_8));
+            byte[] log = BoardFiles.read(submittedLog);
+            if (log == null) {
+                return 0;
+            }
+            Set<String> tokens = new HashSet<>(List.of(new String(log, StandardCharsets.UTF_8).split("\n")));
             tokens.remove("");
             return tokens.size();
-        } catch (NoSuchFileException e) {
-            return 0;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + submittedLog, e);
         }
@@ -111,8 +119,7 @@ final class Board {
     private void logSubmission(String token) {
         try {
             // One write(2) with O_APPEND: concurrent processes' lines never overwrite each other.
-            Files.write(submittedLog, (encode(token) + "\n").getBytes(StandardCharsets.UTF_8),
-                    StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+            BoardFiles.append(submittedLog, (encode(token) + "\n").getBytes(StandardCharsets.UTF_8));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot append to " + submittedLog, e);
         }
@@ -125,9 +132,8 @@ final class Board {
 
     private String readPlain() {
         try {
-            return Files.readString(file, StandardCharsets.UTF_8);
-        } catch (NoSuchFileException e) {
-            return "";
+            byte[] content = BoardFiles.read(file);
+            return content == null ? "" : new String(content, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + file, e);
         }
@@ -137,7 +143,8 @@ final class Board {
     private void writePlain(String content) {
         Path temp = file.resolveSibling("." + file.getFileName() + "." + UUID.randomUUID() + ".tmp");
         try {
-            Files.writeString(temp, content, StandardCharsets.UTF_8);
+            BoardFiles.check(file); // never replace a planted link or another user's file
+            Files.writeString(temp, content, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
             Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file, e);
