@@ -111,8 +111,8 @@ final class ZooKeeperLockBackend implements LockBackend {
                 .build();
         this.calls = new ZooKeeperCalls(client, scope, timeout);
         this.late = new LateCreates(calls);
-        this.queue = new WaitQueue(calls);
         this.releases = new PendingReleases(calls, this::laterDeletes);
+        this.queue = new WaitQueue(calls, releases);
         this.inspector = new LockInspector(calls, paths, queue, releases);
         client.getConnectionStateListenable().addListener((c, state) -> {
             if (state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {

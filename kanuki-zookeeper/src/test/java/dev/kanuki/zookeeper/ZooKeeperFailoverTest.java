@@ -9,6 +9,7 @@ import dev.kanuki.testkit.ZooKeeperServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.curator.framework.CuratorFramework;
@@ -64,6 +65,38 @@ class ZooKeeperFailoverTest {
     }
 
     /**
+     * A waiter that gives up (its future cancelled) while the leader dies must still leave the
+     * queue: its place's delete fails with the connection, and a place left behind would hold up
+     * the waiter behind it for as long as its provider lives.
+     */
+    @Test
+    void aWaiterGivingUpDuringALeaderFailoverLeavesTheQueue() throws Exception {
+        String name = "gives-up";
+        ensemble.leader(Duration.ofSeconds(60));
+        // the holder and the waiter behind are other JVMs: providers of one JVM on one ensemble
+        // queue behind each other in the JVM, and only c's waiter must be in ZooKeeper's queue here
+        try (HolderJvm holder = HolderJvm.start(ensemble.kanukiUri() + OPTIONS, name, "exclusive",
+                logs.resolve(name + "-holder.log"));
+             LockProvider c = LockProvider.open(ensemble.kanukiUri() + OPTIONS)) {
+            long token = holder.awaitHeld(WITHIN);
+            CompletableFuture<LockHandle> givesUp = c.lock(name).acquireAsync(Duration.ofSeconds(120));
+            awaitPlacesInQueue(name, 1);
+            try (HolderJvm behind = HolderJvm.start(ensemble.kanukiUri() + OPTIONS, name, "exclusive",
+                    logs.resolve(name + "-behind.log"))) {
+                awaitPlacesInQueue(name, 2); // behind c's place
+                ZooKeeperServer leader = ensemble.leader(Duration.ofSeconds(60));
+                leader.kill();
+                givesUp.cancel(true);
+                holder.release();
+                assertTrue(behind.awaitHeld(WITHIN) > token, "tokens rise across the failover");
+                assertTrue(c.lock(name).tryAcquire().isEmpty(), "two holders after the failover");
+                behind.release();
+                leader.restart();
+            }
+        }
+    }
+
+    /**
      * Holds {@code name}, kills the leader, releases {@code delayMillis} later, and expects a JVM
      * that was waiting already ({@code waiter}) or starts after the release to get the lock in time.
      */
@@ -77,7 +110,7 @@ class ZooKeeperFailoverTest {
                 if (waiter) {
                     other = HolderJvm.start(ensemble.kanukiUri() + OPTIONS, name, "exclusive",
                             logs.resolve(name + ".log"));
-                    awaitPlaceInQueue(name);
+                    awaitPlacesInQueue(name, 1);
                 }
                 ZooKeeperServer leader = ensemble.leader(Duration.ofSeconds(60));
                 leader.kill();
@@ -107,14 +140,14 @@ class ZooKeeperFailoverTest {
         }
     }
 
-    /** Waits until the waiter JVM has its place in the lock's wait queue. */
-    private static void awaitPlaceInQueue(String name) {
+    /** Waits until the lock's wait queue has {@code places} places. */
+    private static void awaitPlacesInQueue(String name, int places) {
         String dir = NodePaths.under("/kanuki").lockQueue(name);
         try (CuratorFramework zk = CuratorFrameworkFactory.newClient(ensemble.connectString(), new RetryOneTime(200))) {
             zk.start();
             Awaitility.await("the waiter's place in the queue").atMost(Duration.ofSeconds(60))
                     .pollInterval(Duration.ofMillis(100)).ignoreExceptions()
-                    .until(() -> !zk.getChildren().forPath(dir).isEmpty());
+                    .until(() -> zk.getChildren().forPath(dir).size() >= places);
         }
     }
 }
