@@ -14,7 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Releases: the holder's node is deleted until the answer is definite. A {@code delete} sent while
+ * Releases, and places or late nodes given up: the node is deleted until the answer is definite. A {@code delete} sent while
  * the ensemble elects a leader (the member we talk to lost its leader, or was the leader and died)
  * fails with {@code CONNECTIONLOSS}, {@code SESSIONMOVED} or no answer at all, though the session
  * survives on another member: given up, the ephemeral node would stay as long as the session, that
@@ -126,10 +126,10 @@ final class PendingReleases {
             return;
         }
         if (backoff == FIRST_RETRY_MILLIS) {
-            LOG.info("release of ZooKeeper node {} not confirmed ({}); retrying until it is deleted or its session"
-                    + " ends", path, code);
+            LOG.info("delete of ZooKeeper node {} (released, or a place or late node given up) not confirmed ({});"
+                    + " retrying until it is deleted or its session ends", path, code);
         } else {
-            LOG.debug("release of ZooKeeper node {} still not confirmed ({})", path, code);
+            LOG.debug("delete of ZooKeeper node {} still not confirmed ({})", path, code);
         }
         try {
             scheduler.get().schedule(() -> readThenDelete(path, token, session, done,

@@ -110,8 +110,8 @@ final class ZooKeeperLockBackend implements LockBackend {
                 .ensembleTracker(false) // the servers are the URI's, not whatever the ensemble's config says
                 .build();
         this.calls = new ZooKeeperCalls(client, scope, timeout);
-        this.late = new LateCreates(calls);
         this.releases = new PendingReleases(calls, this::laterDeletes);
+        this.late = new LateCreates(calls, releases);
         this.queue = new WaitQueue(calls, releases);
         this.inspector = new LockInspector(calls, paths, queue, releases);
         client.getConnectionStateListenable().addListener((c, state) -> {
@@ -455,7 +455,8 @@ final class ZooKeeperLockBackend implements LockBackend {
             // applied on the server, answer not (yet) here: found by its record
             calls.getData(path, null).whenComplete((read, e) -> {
                 if (read != null && read.code() == Code.OK && Arrays.equals(read.data(), data)) {
-                    calls.deleteOnSession(path, read.stat().getVersion(), read.stat().getEphemeralOwner());
+                    releases.delete(path, read.stat().getCzxid(), read.stat().getVersion(),
+                            read.stat().getEphemeralOwner());
                 }
             });
         }
