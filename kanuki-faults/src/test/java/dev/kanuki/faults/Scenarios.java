@@ -182,7 +182,8 @@ final class Scenarios {
         ServerProcess victim = leader.call();
         long at = t.mark(fault);
         victim.kill();
-        holder.releaseAsync();
+        holder.releaseAndStay(); // its provider stays open: only the release can free the lock
+
         Duration bound = t.target().recoveryBound().plusSeconds(10); // the election, then the release's retries
         Trial.until(bound, () -> firstWaiter.holds() || firstWaiter.failed() != null);
         Worker waiter = firstWaiter;
