@@ -81,7 +81,8 @@ final class LockInspector {
             Read read = calls.await(r, "listing");
             String name = read.code() == Code.OK ? OwnerRecord.decodeName(read.data()) : null;
             if (name != null) {
-                out.add(OwnerRecord.statusOf(name, LockStatus.State.HELD, read.data(), read.stat()));
+                out.add(OwnerRecord.statusOf(name, stateOf(paths.lock(name), LockStatus.State.HELD), read.data(),
+                        read.stat()));
             }
         }
         Set<String> held = new HashSet<>(locks);
