@@ -72,6 +72,11 @@ final class EtcdLockBackend implements LockBackend {
     /** Acquisitions sent but not answered in time, and whether the engine has given them up. */
     private final Map<LockRequest, Boolean> late = new ConcurrentHashMap<>();
     private static final Duration FIRST_ANSWER = Duration.ofSeconds(20);
+    /** A release retried soon at first (an election takes a second or two), later at most a second apart. */
+    private static final long FIRST_RETRY_MILLIS = 200;
+    private static final long MAX_RETRY_MILLIS = 1000;
+    /** Keys whose release is still being retried: this provider's {@code status} calls them stale. */
+    private final java.util.Set<ByteSequence> pendingReleases = ConcurrentHashMap.newKeySet();
     private volatile boolean answered;
 
     EtcdLockBackend(List<String> endpoints, String user, String password, String prefix, String scope, Duration timeout) {
@@ -193,24 +198,48 @@ final class EtcdLockBackend implements LockBackend {
         });
     }
 
+    /**
+     * Deletes the key while its create revision is the grant's: idempotent, and never another
+     * holder's key (a create revision names one put). Waits at most the request timeout; a delete
+     * without an answer by then (a leader election, an unreachable member) is sent again in the
+     * background until it is answered ({@link #retryRelease}), and meanwhile this provider's
+     * {@code status} calls the lock stale.
+     */
     @Override
     public void release(Grant grant) {
         EtcdGrant g = (EtcdGrant) grant;
         try {
             deleteIfRevision(g.key, g.token);
         } catch (LockBackendException e) {
-            // The key stays until its lease ends (this provider's session: when it closes or this JVM dies).
-            LOG.warn("cannot release an etcd lock ({}); retrying in the background", e.getMessage());
-            retryRelease(g, 1);
+            // Given up, the key would stay as long as the provider's lease, which this JVM keeps
+            // alive while it holds or takes other locks.
+            LOG.warn("release of an etcd lock at {} not confirmed ({}); retrying in the background until it is"
+                    + " answered or the provider's lease ends", scope, e.getMessage());
+            pendingReleases.add(g.key);
+            retryRelease(g, FIRST_RETRY_MILLIS);
         }
     }
 
-    private void retryRelease(EtcdGrant g, int round) {
-        CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(Math.min(round, 10), TimeUnit.SECONDS))
-                .thenCompose(x -> deleteAsync(g.key, g.token))
+    /**
+     * Sends the release's delete again until etcd answers it (either answer is definite: deleted,
+     * or the key is no longer at our create revision), the lease is known gone (its keys went with
+     * it) or the provider closes (which revokes the lease). A delay that doubles up to a second.
+     */
+    private void retryRelease(EtcdGrant g, long delayMillis) {
+        if (g.session.isDead() || sessions.isClosed()) {
+            pendingReleases.remove(g.key);
+            return;
+        }
+        CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS))
+                .thenCompose(x -> deleteAsync(g.key, g.token).orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
                 .whenComplete((r, e) -> {
-                    if (e != null && round < 30 && !g.session.isDead() && !sessions.isClosed()) {
-                        retryRelease(g, round + 1);
+                    if (e == null) {
+                        pendingReleases.remove(g.key);
+                        LOG.debug("release of an etcd lock at {} confirmed", scope);
+                    } else if (EtcdSession.isLeaseGone(e)) {
+                        pendingReleases.remove(g.key);
+                    } else {
+                        retryRelease(g, Math.min(delayMillis * 2, MAX_RETRY_MILLIS));
                     }
                 });
     }
@@ -276,7 +305,10 @@ final class EtcdLockBackend implements LockBackend {
                     .getTTL();
             until = ttl > 0 ? Instant.now().plusSeconds(ttl) : null;
         }
-        return statusOf(name, held, until);
+        LockStatus status = statusOf(name, held, until);
+        // released here, its delete not yet answered: the holder is gone and the key goes soon
+        return pendingReleases.contains(key(name))
+                ? new LockStatus(name, LockStatus.State.STALE, status.owner(), status.lastFencingToken()) : status;
     }
 
     @Override

@@ -3,11 +3,13 @@ package dev.kanuki.faults;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import dev.kanuki.LeaseKind;
+import dev.kanuki.testkit.EtcdCluster;
 import dev.kanuki.testkit.EtcdServer;
 import dev.kanuki.testkit.MariaDbServer;
 import dev.kanuki.testkit.MemcachedServer;
 import dev.kanuki.testkit.PostgresServer;
 import dev.kanuki.testkit.RedisServer;
+import dev.kanuki.testkit.ZooKeeperEnsemble;
 import dev.kanuki.testkit.ZooKeeperServer;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -62,6 +64,7 @@ class FaultSuiteTest {
     static final String DISK_FULL = "disk full (tmpfs)";
     static final String CLOCK = "clock step (faked)";
     static final String NAMES = "hostile names";
+    static final String LEADER_RELEASE = "leader killed during release (3-member ensemble)";
 
     private static final int ROUNDS = Integer.getInteger("kanuki.faults.rounds", 1);
     private static final int LANES = Integer.getInteger("kanuki.faults.lanes", 4);
@@ -122,6 +125,8 @@ class FaultSuiteTest {
                 "session lease, or the lease runs on the server's clock: not fakeable from a test",
                 trial(FileFaults::clockStep)));
         COLUMNS.add(new Column(NAMES, all, "", (t, d, n) -> FileFaults.hostileNames(t, d)));
+        COLUMNS.add(new Column(LEADER_RELEASE, t -> t.name().equals("zookeeper") || t.name().equals("etcd"),
+                "no leader: a single server", FaultSuiteTest::leaderKilledDuringRelease));
     }
 
     /** Every backend in the suite; a new one joins with a few lines. */
@@ -197,6 +202,28 @@ class FaultSuiteTest {
             return Scenarios.evicted(t, () -> Fillers.redis(redis.host(), redis.port()));
         } finally {
             FileFaults.deleteRecursively(locks);
+        }
+    }
+
+    /**
+     * A three-member ensemble of the target's kind, started for this cell (the suite's targets
+     * are single servers): the holder releases right after the leader's SIGKILL.
+     */
+    private static Outcome leaderKilledDuringRelease(Target target, Path dir, String name) throws Exception {
+        if (target.name().equals("zookeeper")) {
+            // a session longer than the suite's 2 s lease: it must survive the election, so that
+            // the node goes by the release, not by the session's expiry
+            try (ZooKeeperEnsemble zk = ZooKeeperEnsemble.start();
+                 Trial t = new Trial(target, zk.kanukiUri() + "?session=4000ms", name, dir)) {
+                return Scenarios.leaderKilledDuringRelease(t, () -> zk.leader(Duration.ofSeconds(60)));
+            }
+        }
+        // the worker holds nothing else, so its lease is not renewed after the release and would
+        // free the key within the lease even without it: this cell checks the takeover and that
+        // there are never two holders; EtcdFailoverTest keeps the lease alive to check the release
+        try (EtcdCluster etcd = EtcdCluster.start();
+             Trial t = new Trial(target, etcd.kanukiUri() + "?lease=" + Target.LEASE.toMillis() + "ms", name, dir)) {
+            return Scenarios.leaderKilledDuringRelease(t, () -> etcd.leader(Duration.ofSeconds(60)));
         }
     }
 

@@ -26,7 +26,10 @@ import org.sqlite.SQLiteDataSource;
  *       says {@code INC <new value>} or {@code REFUSED};</li>
  *   <li>{@code channel PATH}: opens another channel to PATH and closes it, in this JVM (says
  *       {@code CHANNEL});</li>
- *   <li>{@code release}: appends {@code EXIT}, releases, says {@code RELEASED}.</li>
+ *   <li>{@code release}: appends {@code EXIT}, releases, says {@code RELEASED};</li>
+ *   <li>{@code release-stay}: the same, but the provider stays open (its session or lease alive)
+ *       until standard input ends: a release that was given up cannot be covered up by the
+ *       provider's close.</li>
  * </ul>
  * Arguments: URI NAME FENCE_DB LOG. Times are {@link System#nanoTime()}: CLOCK_MONOTONIC on
  * Linux, the same clock in every process of the host.
@@ -76,6 +79,7 @@ public final class FaultWorker {
                 exit(token, "lost");
                 say("LOST");
             });
+            boolean stay = false;
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             for (String line = in.readLine(); line != null; line = in.readLine()) {
                 if (line.equals("inc")) {
@@ -83,7 +87,8 @@ public final class FaultWorker {
                 } else if (line.startsWith("channel ")) {
                     FileChannel.open(Path.of(line.substring(8)), StandardOpenOption.READ).close();
                     say("CHANNEL");
-                } else if (line.equals("release")) {
+                } else if (line.equals("release") || line.equals("release-stay")) {
+                    stay = line.equals("release-stay");
                     break;
                 }
             }
@@ -92,6 +97,9 @@ public final class FaultWorker {
                 handle.close();
             } catch (RuntimeException e) {
                 say("RELEASE-FAILED " + e);
+            }
+            while (stay && in.readLine() != null) {
+                // keeps the provider open until the parent closes our stdin or kills us
             }
         }
         say("RELEASED");

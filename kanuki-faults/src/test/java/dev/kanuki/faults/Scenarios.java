@@ -169,6 +169,40 @@ final class Scenarios {
         }
     }
 
+    /**
+     * A holder releases right after the ensemble's leader is killed (SIGKILL), while the others
+     * elect a new one; a waiter in another process must get the lock within the recovery bound, and
+     * never while the holder still holds.
+     */
+    static Outcome leaderKilledDuringRelease(Trial t, java.util.concurrent.Callable<ServerProcess> leader)
+            throws Exception {
+        String fault = FaultSuiteTest.LEADER_RELEASE;
+        Worker holder = t.holder(t.uri());
+        Worker firstWaiter = t.waiters(1, t.uri()).get(0);
+        ServerProcess victim = leader.call();
+        long at = t.mark(fault);
+        victim.kill();
+        holder.releaseAndStay(); // its provider stays open: only the release can free the lock
+
+        Duration bound = t.target().recoveryBound().plusSeconds(10); // the election, then the release's retries
+        Trial.until(bound, () -> firstWaiter.holds() || firstWaiter.failed() != null);
+        Worker waiter = firstWaiter;
+        String failedWaiter = "";
+        if (waiter.failed() != null) { // its acquisition gave up during the election: a new process must get it
+            failedWaiter = "; the waiter's acquire failed (" + FileFaults.shorten(waiter.failed(), 90)
+                    + "), a new process took over";
+            waiter = t.worker();
+            Trial.until(bound, waiter::holds);
+        }
+        if (!waiter.holds()) {
+            return Outcome.unexpected(-1, "the holder released right after the leader was killed, and nobody got the"
+                    + " lock within " + bound.toMillis() + " ms" + failedWaiter);
+        }
+        long ms = (t.enteredAt(waiter.token()) - at) / 1_000_000;
+        waiter.inc(Trial.ANSWER);
+        return t.judge(fault, ms, "waiter held " + ms + " ms after the leader's kill and the release" + failedWaiter);
+    }
+
     /** A fault that happens to a server or a connection: runs in {@link #serverFault}. */
     @FunctionalInterface
     interface Fault {

@@ -164,6 +164,11 @@ final class Worker implements AutoCloseable {
         return ended();
     }
 
+    /** Asks it to release without waiting, and to keep its provider open afterwards. */
+    void releaseAndStay() {
+        in.println("release-stay");
+    }
+
     /** Asks it to release, without waiting. */
     void releaseAsync() {
         in.println("release");

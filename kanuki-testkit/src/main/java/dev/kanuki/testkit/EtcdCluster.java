@@ -54,6 +54,29 @@ public final class EtcdCluster implements AutoCloseable {
         return members;
     }
 
+    /**
+     * Finds the member that leads the cluster now, asking each running member for its status
+     * (the JSON gateway's {@code /v3/maintenance/status}: its own id and the leader's) until one
+     * says it is the leader: after a leader dies, the others elect a new one within a second or
+     * two, later on a loaded machine.
+     *
+     * @param within how long to keep asking
+     * @return the leader
+     * @throws IllegalStateException when no member leads within that time (no quorum)
+     */
+    public EtcdServer leader(java.time.Duration within) {
+        long until = System.nanoTime() + within.toNanos();
+        do {
+            for (EtcdServer m : members) {
+                if (m.isRunning() && m.isLeader()) {
+                    return m;
+                }
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L); // poll the members' own answer
+        } while (System.nanoTime() < until);
+        throw new IllegalStateException("no etcd member leads after " + within.toMillis() + "ms");
+    }
+
     /** @return {@code etcd://H:P1,H:P2,H:P3} */
     public String kanukiUri() {
         return "etcd://" + members.stream().map(m -> m.host() + ":" + m.port()).collect(Collectors.joining(","));

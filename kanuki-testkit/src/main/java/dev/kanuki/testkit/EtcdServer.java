@@ -99,6 +99,33 @@ public final class EtcdServer extends ServerProcess {
         return "etcd://" + HOST + ":" + port();
     }
 
+    /**
+     * Asks the member whether it leads its cluster, through the JSON gateway's
+     * {@code /v3/maintenance/status} (its {@code header.member_id} against its {@code leader}).
+     *
+     * @return true when it answers within a second and names itself the leader
+     */
+    public boolean isLeader() {
+        try {
+            java.net.HttpURLConnection http = (java.net.HttpURLConnection) java.net.URI.create(
+                    endpoint() + "/v3/maintenance/status").toURL().openConnection();
+            http.setConnectTimeout(1000);
+            http.setReadTimeout(1000);
+            http.setRequestMethod("POST");
+            http.setDoOutput(true);
+            http.getOutputStream().write("{}".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            String body;
+            try (java.io.InputStream in = http.getInputStream()) {
+                body = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            }
+            java.util.regex.Matcher member = java.util.regex.Pattern.compile("\"member_id\":\"?(\\d+)").matcher(body);
+            java.util.regex.Matcher leader = java.util.regex.Pattern.compile("\"leader\":\"?(\\d+)").matcher(body);
+            return member.find() && leader.find() && member.group(1).equals(leader.group(1));
+        } catch (IOException | RuntimeException e) {
+            return false; // not answering: not a leader we could use
+        }
+    }
+
     /** Freezes the member with SIGSTOP: connections stay open, nothing answers. */
     public void pause() {
         sendSignal("STOP");

@@ -55,6 +55,28 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
         return members;
     }
 
+    /**
+     * Finds the member that leads the ensemble now, asking each running member ({@code srvr}) until
+     * one says it leads: after a leader dies, the others elect a new one within a few ticks, later
+     * on a loaded machine.
+     *
+     * @param within how long to keep asking
+     * @return the leader
+     * @throws IllegalStateException when no member leads within that time (no quorum)
+     */
+    public ZooKeeperServer leader(java.time.Duration within) {
+        long until = System.nanoTime() + within.toNanos();
+        do {
+            for (ZooKeeperServer m : members) {
+                if (m.isRunning() && m.srvr().contains("Mode: leader")) {
+                    return m;
+                }
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L); // poll the members' own answer
+        } while (System.nanoTime() < until);
+        throw new IllegalStateException("no ZooKeeper member leads after " + within.toMillis() + "ms");
+    }
+
     /** @return {@code 127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3} */
     public String connectString() {
         return members.stream().map(ZooKeeperServer::connectString).collect(Collectors.joining(","));

@@ -16,10 +16,13 @@ import org.apache.zookeeper.data.Stat;
  */
 final class LateCreates {
     private final ZooKeeperCalls calls;
+    /** A late node is deleted until the answer is definite: one left behind would hold the lock until the session ends. */
+    private final PendingReleases deletes;
     private final Map<LockRequest, Late> late = new ConcurrentHashMap<>();
 
-    LateCreates(ZooKeeperCalls calls) {
+    LateCreates(ZooKeeperCalls calls, PendingReleases deletes) {
         this.calls = calls;
+        this.deletes = deletes;
     }
 
     /** @return whether an earlier attempt of this acquisition may have made a node */
@@ -76,7 +79,7 @@ final class LateCreates {
                 }
             }
             if (stat.getCzxid() != keep) {
-                calls.deleteOnSession(path, stat.getVersion(), stat.getEphemeralOwner());
+                deletes.delete(path, stat.getCzxid(), stat.getVersion(), stat.getEphemeralOwner());
             }
         }
 
@@ -90,7 +93,8 @@ final class LateCreates {
             }
             for (LateNode node : toDelete) {
                 if (node.stat().getCzxid() != kept) {
-                    calls.deleteOnSession(node.path(), node.stat().getVersion(), node.stat().getEphemeralOwner());
+                    deletes.delete(node.path(), node.stat().getCzxid(), node.stat().getVersion(),
+                            node.stat().getEphemeralOwner());
                 }
             }
         }

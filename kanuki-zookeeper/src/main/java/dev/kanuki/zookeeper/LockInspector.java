@@ -22,18 +22,20 @@ final class LockInspector {
     private final ZooKeeperCalls calls;
     private final NodePaths paths;
     private final WaitQueue queue;
+    private final PendingReleases releases;
 
-    LockInspector(ZooKeeperCalls calls, NodePaths paths, WaitQueue queue) {
+    LockInspector(ZooKeeperCalls calls, NodePaths paths, WaitQueue queue, PendingReleases releases) {
         this.calls = calls;
         this.paths = paths;
         this.queue = queue;
+        this.releases = releases;
     }
 
     /** @return the status of a lock: its lock node's holder, or its queue's */
     LockStatus status(String name) {
         Read read = calls.await(calls.getData(paths.lock(name), null), "reading status");
         if (read.code() == Code.OK) {
-            return OwnerRecord.statusOf(name, LockStatus.State.HELD, read.data(), read.stat());
+            return OwnerRecord.statusOf(name, stateOf(paths.lock(name), LockStatus.State.HELD), read.data(), read.stat());
         }
         if (read.code() != Code.NONODE) {
             throw calls.failure(read.code(), "reading status");
@@ -51,11 +53,20 @@ final class LockInspector {
             Read read = calls.await(calls.getData(dir + "/" + holder.name(), null), "reading status");
             if (read.code() == Code.OK) {
                 String recorded = name != null ? name : OwnerRecord.decodeName(read.data());
-                LockStatus.State state = holder.writer() ? LockStatus.State.HELD : LockStatus.State.HELD_SHARED;
+                LockStatus.State state = stateOf(dir + "/" + holder.name(),
+                        holder.writer() ? LockStatus.State.HELD : LockStatus.State.HELD_SHARED);
                 return recorded == null ? null : OwnerRecord.statusOf(recorded, state, read.data(), read.stat());
             }
         }
         return name == null ? null : new LockStatus(name, LockStatus.State.FREE, Optional.empty(), -1);
+    }
+
+    /**
+     * @return STALE for a node this provider released but whose delete is still being retried (a
+     *     leader election, a dropped connection): its holder is gone and the node goes soon
+     */
+    private LockStatus.State stateOf(String node, LockStatus.State held) {
+        return releases.isPending(node) ? LockStatus.State.STALE : held;
     }
 
     /** @return the held locks: lock nodes, and queues with holders */
@@ -70,7 +81,8 @@ final class LockInspector {
             Read read = calls.await(r, "listing");
             String name = read.code() == Code.OK ? OwnerRecord.decodeName(read.data()) : null;
             if (name != null) {
-                out.add(OwnerRecord.statusOf(name, LockStatus.State.HELD, read.data(), read.stat()));
+                out.add(OwnerRecord.statusOf(name, stateOf(paths.lock(name), LockStatus.State.HELD), read.data(),
+                        read.stat()));
             }
         }
         Set<String> held = new HashSet<>(locks);

@@ -48,10 +48,13 @@ final class WaitQueue {
     private static final Logger LOG = LoggerFactory.getLogger(WaitQueue.class);
 
     private final ZooKeeperCalls calls;
+    /** Deletes a place until the answer is definite: a place left behind would hold up everyone behind it. */
+    private final PendingReleases deletes;
     private final Map<LockRequest, Place> places = new ConcurrentHashMap<>();
 
-    WaitQueue(ZooKeeperCalls calls) {
+    WaitQueue(ZooKeeperCalls calls, PendingReleases deletes) {
         this.calls = calls;
+        this.deletes = deletes;
     }
 
     /**
@@ -446,7 +449,8 @@ final class WaitQueue {
         if (late != null) {
             late.thenAccept(created -> {
                 if (created.code() == Code.OK) {
-                    calls.deleteOnSession(created.path(), -1, created.stat().getEphemeralOwner());
+                    deletes.delete(created.path(), created.stat().getCzxid(), created.stat().getVersion(),
+                            created.stat().getEphemeralOwner());
                 }
             });
         }
@@ -455,8 +459,9 @@ final class WaitQueue {
             findOwn(place, calls.timeout);
         }
         if (place.entry != null) {
-            calls.await(calls.deleteOnSession(place.path(), -1, place.stat.getEphemeralOwner()),
-                    "leaving the wait queue", calls.timeout);
+            // not answered in time (a leader election): retried in the background until definite
+            calls.await(deletes.delete(place.path(), place.stat.getCzxid(), place.stat.getVersion(),
+                    place.stat.getEphemeralOwner()), "leaving the wait queue", calls.timeout);
         }
         calls.deleteIfEmpty(place.dir);
     }

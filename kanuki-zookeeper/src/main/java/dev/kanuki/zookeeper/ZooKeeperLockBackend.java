@@ -81,6 +81,7 @@ final class ZooKeeperLockBackend implements LockBackend {
     private final LateCreates late;
     private final WaitQueue queue;
     private final LockInspector inspector;
+    private final PendingReleases releases;
     /**
      * Queue directories this provider saw in use a moment ago (nanoTime when seen), by path. A
      * fast-path {@code multi} fails while a queue exists, and a failed write still costs a write
@@ -94,7 +95,7 @@ final class ZooKeeperLockBackend implements LockBackend {
     private static final int BUSY_MAX = 4096;
     /** Queue directories whose removal is scheduled ({@link #removeQueueIfEmpty}). */
     private final Set<String> pendingQueueDeletes = ConcurrentHashMap.newKeySet();
-    /** Sends the scheduled removals; made on first use. */
+    /** Sends the scheduled removals and the retried releases; made on first use. */
     private ScheduledExecutorService laterDeletes;
 
     ZooKeeperLockBackend(String connectString, String prefix, String scope, Duration timeout, Duration session) {
@@ -109,9 +110,10 @@ final class ZooKeeperLockBackend implements LockBackend {
                 .ensembleTracker(false) // the servers are the URI's, not whatever the ensemble's config says
                 .build();
         this.calls = new ZooKeeperCalls(client, scope, timeout);
-        this.late = new LateCreates(calls);
-        this.queue = new WaitQueue(calls);
-        this.inspector = new LockInspector(calls, paths, queue);
+        this.releases = new PendingReleases(calls, this::laterDeletes);
+        this.late = new LateCreates(calls, releases);
+        this.queue = new WaitQueue(calls, releases);
+        this.inspector = new LockInspector(calls, paths, queue, releases);
         client.getConnectionStateListenable().addListener((c, state) -> {
             if (state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
                 connectionEpoch++; // one writer: Curator calls its listeners on one thread
@@ -236,7 +238,7 @@ final class ZooKeeperLockBackend implements LockBackend {
     private synchronized ScheduledExecutorService laterDeletes() {
         if (laterDeletes == null) {
             laterDeletes = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "kanuki-zookeeper-queue-cleanup");
+                Thread t = new Thread(r, "kanuki-zookeeper-cleanup");
                 t.setDaemon(true);
                 return t;
             });
@@ -453,34 +455,32 @@ final class ZooKeeperLockBackend implements LockBackend {
             // applied on the server, answer not (yet) here: found by its record
             calls.getData(path, null).whenComplete((read, e) -> {
                 if (read != null && read.code() == Code.OK && Arrays.equals(read.data(), data)) {
-                    calls.deleteOnSession(path, read.stat().getVersion(), read.stat().getEphemeralOwner());
+                    releases.delete(path, read.stat().getCzxid(), read.stat().getVersion(),
+                            read.stat().getEphemeralOwner());
                 }
             });
         }
     }
 
+    /**
+     * Deletes the grant's node, at the version it was created with (or, for a grant found lost,
+     * after reading that it is still ours). Waits at most the request timeout: a delete without a
+     * definite answer by then (a leader election, a dropped connection) goes on in the background
+     * until the node is deleted or its session ends ({@link PendingReleases}); meanwhile this
+     * provider's {@code status} calls the lock stale.
+     */
     @Override
     public void release(Grant grant) {
         ZkGrant g = (ZkGrant) grant;
+        CompletableFuture<Boolean> deleted = releases.delete(g.path, g.token, g.lost ? -1 : g.version, g.sessionId);
+        if (g.queueDir != null) {
+            deleted.thenAccept(ours -> removeQueueIfEmpty(g.queueDir));
+        }
         try {
-            int version = g.version;
-            if (g.lost) {
-                // Found lost: the node may be gone, another holder's, or still ours after a suspension
-                // that ended: delete it only after reading that it is ours.
-                Read read = calls.await(calls.getData(g.path, null), "releasing");
-                Stat stat = read.stat();
-                if (read.code() != Code.OK || stat.getCzxid() != g.token || stat.getEphemeralOwner() != g.sessionId) {
-                    return;
-                }
-                version = stat.getVersion();
-            }
-            calls.await(calls.deleteOnSession(g.path, version, g.sessionId), "releasing", timeout);
-            if (g.queueDir != null) {
-                removeQueueIfEmpty(g.queueDir);
-            }
+            calls.await(deleted, "releasing", timeout);
         } catch (LockBackendException e) {
-            // The node stays until its session ends (when this provider closes or this JVM dies).
-            LOG.warn("cannot release a ZooKeeper lock ({}); it frees when the session ends", e.getMessage());
+            LOG.warn("release of a ZooKeeper lock at {} not confirmed within {}ms ({}); retrying in the background"
+                    + " until its node is deleted or its session ends", scope, timeout.toMillis(), e.getMessage());
         }
     }
 
@@ -525,6 +525,7 @@ final class ZooKeeperLockBackend implements LockBackend {
 
     @Override
     public void close() {
+        releases.close(); // closing the session below deletes whatever node a release still retries
         synchronized (this) {
             if (laterDeletes != null) {
                 laterDeletes.shutdownNow();
