@@ -180,6 +180,7 @@ final class QueueLockBackend implements LockBackend {
                 compactIfLarge(stem, snapshot);
                 return Optional.empty();
             }
+            PauseForTests.at("acquire");
             long token = DirectoryFence.of(directory).next();
             Snapshot again = read(queue, snapshot.seen());
             QueueLog.Contender still = QueueLog.replay(again.text()).holder(System.currentTimeMillis());
@@ -225,6 +226,7 @@ final class QueueLockBackend implements LockBackend {
             if (!isHolder(g)) {
                 return false;
             }
+            PauseForTests.at("renew");
             long until = System.currentTimeMillis() + lease.toMillis();
             Snapshot seen = appendUntilSeen(queue(g.stem()), QueueLog.renewal(g.id(), until), log -> {
                 QueueLog.Contender me = log.get(g.id());
@@ -266,6 +268,7 @@ final class QueueLockBackend implements LockBackend {
         try {
             // Our line is live (we hold or wait): append the removal at once, then confirm it.
             places.remove(id);
+            PauseForTests.at("release");
             Snapshot after = appendUntilSeen(queue, QueueLog.removal(id), log -> log.get(id) == null, false);
             arrived.remove(id);
             if (after != null && QueueLog.replay(after.text()).holder(System.currentTimeMillis()) == null) {

@@ -140,6 +140,7 @@ final class TtlFileLockBackend implements LockBackend {
                 long token;
                 Observed check;
                 try {
+                    PauseForTests.at("acquire");
                     token = DirectoryFence.of(directory).next();
                     mine = mine.withToken(token);
                     strategy.rewrite(entry, mine); // the token in the record, for status
@@ -265,6 +266,7 @@ final class TtlFileLockBackend implements LockBackend {
             if (!sameEntry(seen, again) || !(force || isStale(again, graceMillis))) {
                 return BreakResult.CHANGED; // released and taken again since our first look
             }
+            PauseForTests.at("break");
             log.info("breaking {} lock {} of {}", force ? "live" : "stale", entry,
                     again.record() == null ? "unknown owner (" + again.problem() + ")" : again.record().owner().describe());
             strategy.remove(entry);
@@ -293,6 +295,7 @@ final class TtlFileLockBackend implements LockBackend {
                         if (!isMine(g)) {
                             return false;
                         }
+                        PauseForTests.at("renew");
                         TtlRecord renewed = g.record.withLeaseUntil(System.currentTimeMillis() + lease.toMillis());
                         strategy.rewrite(g.entry, renewed);
                         g.record = renewed;
@@ -336,6 +339,7 @@ final class TtlFileLockBackend implements LockBackend {
             if (!mine) {
                 return; // broken or taken over: nothing of ours to remove
             }
+            PauseForTests.at("release");
             if (now.record().leaseUntilMillis() - System.currentTimeMillis() < RELEASE_MARGIN_MS) {
                 // So close to expiry that a breaker may be removing it right now: let it expire instead.
                 log.warn("lease of {} ran out before release; leaving it to expire", g.entry);
