@@ -15,7 +15,9 @@ import java.util.concurrent.locks.LockSupport;
  * {@code kanuki.file.pauseAt=acquire|renew|release|break} and
  * {@code kanuki.file.pauseMarker=FILE}. The first time the step is reached the hook writes
  * {@code FILE} (the step and the pid) and waits until the test deletes it; it then writes
- * {@code FILE.resumed} and goes on. Later passes do not pause.
+ * {@code FILE.resumed} and goes on. Later passes do not pause. With
+ * {@code kanuki.file.pauseArmedBy=ARM} it pauses only once the file {@code ARM} exists (so that a
+ * test can first set up a waiter, then arm the pause of the holder's next renewal).
  *
  * <p>Zero cost when unset: {@link #at} tests a {@code static final} null, which the JIT folds
  * away.
@@ -23,6 +25,7 @@ import java.util.concurrent.locks.LockSupport;
 final class PauseForTests {
     private static final String PAUSE_AT = System.getProperty("kanuki.file.pauseAt");
     private static final String MARKER = System.getProperty("kanuki.file.pauseMarker");
+    private static final String ARM = System.getProperty("kanuki.file.pauseArmedBy");
     private static final AtomicBoolean PAUSED = new AtomicBoolean();
 
     private PauseForTests() {
@@ -30,7 +33,8 @@ final class PauseForTests {
 
     /** Pauses here when this is the step asked for (once per process). */
     static void at(String step) {
-        if (PAUSE_AT != null && PAUSE_AT.equals(step) && MARKER != null && PAUSED.compareAndSet(false, true)) {
+        if (PAUSE_AT != null && PAUSE_AT.equals(step) && MARKER != null && (ARM == null || Files.exists(Path.of(ARM)))
+                && PAUSED.compareAndSet(false, true)) {
             pause(step);
         }
     }

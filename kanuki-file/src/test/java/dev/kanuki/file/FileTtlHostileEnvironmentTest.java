@@ -136,7 +136,8 @@ class FileTtlHostileEnvironmentTest {
         assertTrue(c.isPresent(), "the stale lock was not broken");
         assertTrue(c.get().fencingToken() > old.fencingToken());
 
-        assertEquals(TtlFileLockBackend.BreakResult.CHANGED, b.breakStale(stem, entry, seenByB, lease.toMillis(), false),
+        assertEquals(TtlFileLockBackend.BreakResult.CHANGED, b.breakStale(stem, entry, seenByB, lease.toMillis(),
+                BreakerLock.ttlFor(lease.toMillis()), false),
                 "B removed C's fresh lock");
         assertTrue(a.verify(c.get()), "C's lock is gone");
         a.release(c.get());

@@ -111,8 +111,10 @@ class FrozenHolderTest {
             } else {
                 // Whatever the resumed step does (take the lock, remove our entry, extend its lease
                 // over ours) shows within moments; two lease periods without it is the verdict.
+                // (Frozen inside renew it held the lock already: what matters is that ours stays.)
+                boolean heldBefore = step.equals("renew");
                 Awaitility.await().during(LEASE.multipliedBy(2)).atMost(LEASE.multipliedBy(10))
-                        .until(() -> !frozen.held() && mine.isHeld());
+                        .until(() -> (heldBefore || !frozen.held()) && mine.isHeld());
             }
             LockStatus status = provider.status(NAME);
             assertEquals(LockStatus.State.HELD, status.state(), "after the frozen child resumed: " + status);
@@ -121,7 +123,7 @@ class FrozenHolderTest {
             mine.verify();
             mine.close();
         }
-        if (!step.equals("release")) {
+        if (step.equals("acquire") || step.equals("break")) {
             frozen.awaitHeld(); // it waited its turn, and gets the lock once we let it go
         }
     }
