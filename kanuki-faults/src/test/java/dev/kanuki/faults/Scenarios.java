@@ -191,9 +191,8 @@ final class Scenarios {
                     return Outcome.unexpected(ms, "the resumed release never finished");
                 }
                 t.waiters(1, t.uri()); // throws when the resumed release removed the new holder's entry
-                String again = next.inc(Trial.ANSWER);
                 detail = "taken " + ms + " ms into the freeze; the resumed release left the new holder's lock alone ("
-                        + w + ", " + again + ")";
+                        + w + ")";
             }
             default -> {
                 if (Trial.until(Target.LEASE, frozen::holds)) {
