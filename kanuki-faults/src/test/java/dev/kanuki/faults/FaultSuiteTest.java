@@ -52,6 +52,9 @@ class FaultSuiteTest {
     static final String CLOSE_HOLDING = "provider closed while holding, its threads waiting";
     static final String CLOSE_WAITING = "provider closed while its threads wait";
     static final String INTERRUPT = "waiters interrupted / cancelled";
+    static final String FROZEN_ACQUIRE = "SIGSTOP inside acquire (test hook)";
+    static final String FROZEN_RENEW = "SIGSTOP inside renew (test hook)";
+    static final String FROZEN_RELEASE = "SIGSTOP inside release (test hook)";
     static final String RESTART = "server crash + restart";
     static final String SERVER_PAUSE = "server SIGSTOP past a lease, SIGCONT";
     static final String STALL = "holder's connection stalled (proxy)";
@@ -104,12 +107,24 @@ class FaultSuiteTest {
         COLUMNS.add(new Column(KILL, all, "", trial(Scenarios::killedHolder)));
         COLUMNS.add(new Column(KILL_ACQUIRING, all, "", trial(Scenarios::killedWhileAcquiring)));
         COLUMNS.add(new Column(PAUSE, all, "", trial(Scenarios::pausedHolder)));
-        COLUMNS.add(new Column(PAUSE_ACQUIRE, all, "", trial(PhaseScenarios::pausedAtAcquire)));
-        COLUMNS.add(new Column(PAUSE_RENEW, all, "", trial(PhaseScenarios::pausedAtRenew)));
-        COLUMNS.add(new Column(PAUSE_RELEASE, all, "", trial(PhaseScenarios::pausedAtRelease)));
+        // Frozen at the engine's call of each step (a grant just made, a renewal or check about to
+        // be sent, a release about to be sent); the file ttl strategies are frozen inside each step below.
+        Predicate<Target> engineSteps = t -> !(t.isFileStrategy() && t.ttl());
+        String insideSteps = "frozen inside each step instead: the 'SIGSTOP inside' rows";
+        COLUMNS.add(new Column(PAUSE_ACQUIRE, engineSteps, insideSteps, trial(PhaseScenarios::pausedAtAcquire)));
+        COLUMNS.add(new Column(PAUSE_RENEW, engineSteps, insideSteps, trial(PhaseScenarios::pausedAtRenew)));
+        COLUMNS.add(new Column(PAUSE_RELEASE, engineSteps, insideSteps, trial(PhaseScenarios::pausedAtRelease)));
         COLUMNS.add(new Column(CLOSE_HOLDING, all, "", trial(LifecycleScenarios::closedWhileHolding)));
         COLUMNS.add(new Column(CLOSE_WAITING, all, "", trial(LifecycleScenarios::closedWhileWaiting)));
         COLUMNS.add(new Column(INTERRUPT, all, "", trial(LifecycleScenarios::interruptedWaiters)));
+        // kanuki-file's test hook freezes a file lock inside one of its steps. Elsewhere renewal is
+        // the engine's call to a server (or the kernel's session): no step of the client holds
+        // anything another process waits for, so a SIGSTOP at a random moment (PAUSE) covers it.
+        Predicate<Target> fileTtl = t -> t.isFileStrategy() && t.ttl();
+        String noSteps = "no file step holds anything others wait for: the server's (or kernel's) lease; see the SIGSTOP column";
+        COLUMNS.add(new Column(FROZEN_ACQUIRE, fileTtl, noSteps, trial(t -> Scenarios.frozenInside(t, "acquire", FROZEN_ACQUIRE))));
+        COLUMNS.add(new Column(FROZEN_RENEW, fileTtl, noSteps, trial(t -> Scenarios.frozenInside(t, "renew", FROZEN_RENEW))));
+        COLUMNS.add(new Column(FROZEN_RELEASE, fileTtl, noSteps, trial(t -> Scenarios.frozenInside(t, "release", FROZEN_RELEASE))));
         COLUMNS.add(new Column(RESTART, servers, "no server", trial(Scenarios::serverRestart)));
         COLUMNS.add(new Column(SERVER_PAUSE, servers, "no server", trial(Scenarios::serverPaused)));
         COLUMNS.add(new Column(STALL, servers, "no connection", trial(Scenarios::proxyStall)));
@@ -145,6 +160,7 @@ class FaultSuiteTest {
                         + "process's POSIX lock; other code in the process must not open kanuki's lock files");
             } else {
                 t.documents(PAUSE, "file.md, 'Process pauses longer than the lease': " + paused)
+                        .documents(FROZEN_RENEW, "file.md, 'A process frozen at any step': " + paused)
                         .documents(CLOCK, "file.md, 'Clocks': leases are wall-clock times in the record; a waiter "
                                 + "whose clock is ahead by more than the lease left breaks a live lock");
             }

@@ -44,7 +44,7 @@ final class PhaseScenarios {
                 throw new Trial.Failure("the holder could not take the free lock: " + holder.failed());
             }
         } else {
-            holder = t.holder(t.uri(), env);
+            holder = t.holder(t.uri(), env, List.of());
         }
         if (phase == PausingBackend.Phase.ACQUIRE) {
             holder.signal("STOP");

@@ -124,6 +124,91 @@ final class Scenarios {
                 : "the paused holder kept its lock (session), its write accepted");
     }
 
+    /** The breaker's lease with the suite's lease: half of it (kanuki-file's {@code BreakerLock.ttlFor}). */
+    static final Duration BREAKER = Target.LEASE.dividedBy(2);
+
+    /**
+     * A process frozen (SIGSTOP) inside one step of a file lock, with whatever that step holds
+     * still held: kanuki-file's test hook ({@code -Dkanuki.file.pauseAt=STEP}) stops it there and
+     * writes a marker. Another process must hold within the lease plus the breaker's lease; the
+     * frozen one, resumed, must not hold at the same time (acquire), must be told and refused
+     * (renew: it believed it held while frozen, as in any pause past the lease), or must not
+     * remove the new holder's entry (release).
+     */
+    static Outcome frozenInside(Trial t, String step, String fault) throws Exception {
+        java.nio.file.Path marker = t.dir().resolve("paused");
+        java.nio.file.Path arm = t.dir().resolve("armed");
+        List<String> hook = List.of("-Dkanuki.file.pauseAt=" + step, "-Dkanuki.file.pauseMarker=" + marker,
+                "-Dkanuki.file.pauseArmedBy=" + arm);
+        Duration window = Target.LEASE.plus(BREAKER).plus(Target.SLACK);
+        Worker frozen;
+        Worker other = null;
+        if (step.equals("acquire")) {
+            java.nio.file.Files.createFile(arm);
+            frozen = t.worker(t.uri(), List.of(), hook);
+        } else {
+            frozen = t.holder(t.uri(), List.of(), hook);
+            other = t.waiters(1, t.uri()).get(0);
+            java.nio.file.Files.createFile(arm); // renew: the next renewal pauses
+            if (step.equals("release")) {
+                frozen.releaseAsync(); // its critical section ends here; the release pauses inside
+            }
+        }
+        if (!Trial.until(Trial.START, () -> java.nio.file.Files.exists(marker) || frozen.ended())) {
+            return Outcome.unexpected(-1, "the worker never reached " + step);
+        }
+        frozen.signal("STOP");
+        long at = t.mark("SIGSTOP inside " + step);
+        if (other == null) {
+            other = t.worker();
+        }
+        Worker next = other;
+        boolean taken = Trial.until(window, next::holds);
+        long ms = taken ? (t.enteredAt(next.token()) - at) / 1_000_000 : -1;
+        if (!taken) {
+            frozen.signal("CONT");
+            return Outcome.unexpected(-1, "a process frozen inside " + step + " kept the lock past " + window.toMillis() + " ms");
+        }
+        String w = next.inc(Trial.ANSWER);
+        frozen.signal("CONT");
+        java.nio.file.Files.delete(marker);
+        if (!Trial.until(Trial.ANSWER, () -> java.nio.file.Files.exists(marker.resolveSibling("paused.resumed")))) {
+            return Outcome.unexpected(ms, "the frozen worker did not resume");
+        }
+        String detail;
+        switch (step) {
+            case "renew" -> {
+                String late = frozen.inc(Trial.ANSWER);
+                boolean told = Trial.until(Target.LEASE.plus(Target.SLACK), frozen::lost);
+                if (!"INC 1".equals(w) || !"REFUSED".equals(late) || !told) {
+                    return Outcome.unexpected(ms, "after the frozen renewal: new holder " + w + ", resumed holder " + late
+                            + ", told: " + told);
+                }
+                detail = "taken " + ms + " ms into the freeze; resumed holder told, its write refused";
+            }
+            case "release" -> {
+                if (!frozen.release(Trial.ANSWER)) {
+                    return Outcome.unexpected(ms, "the resumed release never finished");
+                }
+                t.waiters(1, t.uri()); // throws when the resumed release removed the new holder's entry
+                detail = "taken " + ms + " ms into the freeze; the resumed release left the new holder's lock alone ("
+                        + w + ")";
+            }
+            default -> {
+                if (Trial.until(Target.LEASE, frozen::holds)) {
+                    return t.judge(fault, ms, "the resumed acquirer took the lock while it was held");
+                }
+                next.release(Trial.ANSWER);
+                if (!Trial.until(Trial.START, frozen::holds)) {
+                    return Outcome.unexpected(ms, "the resumed acquirer never got the lock once it was free");
+                }
+                String late = frozen.inc(Trial.ANSWER);
+                detail = "taken " + ms + " ms into the freeze; the resumed acquirer waited its turn (" + w + ", " + late + ")";
+            }
+        }
+        return t.judge(fault, ms, detail);
+    }
+
     // ------------------------------------------------------------------ server faults
 
     /** Crash (SIGKILL) and restart of the server on the same port while a lock is held and another process waits. */

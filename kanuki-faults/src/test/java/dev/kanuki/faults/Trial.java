@@ -78,7 +78,12 @@ final class Trial implements AutoCloseable {
 
     /** @return a new worker on {@code workerUri}, its command line after {@code prefix} */
     Worker worker(String workerUri, List<String> prefix) throws IOException {
-        Worker w = Worker.start(this, workerUri, prefix, dir.resolve("worker-" + workers.size() + ".err"));
+        return worker(workerUri, prefix, List.of());
+    }
+
+    /** @return a new worker on {@code workerUri}, its JVM started with {@code jvmOptions} */
+    Worker worker(String workerUri, List<String> prefix, List<String> jvmOptions) throws IOException {
+        Worker w = Worker.start(this, workerUri, prefix, jvmOptions, dir.resolve("worker-" + workers.size() + ".err"));
         workers.add(w);
         return w;
     }
@@ -96,12 +101,15 @@ final class Trial implements AutoCloseable {
 
     /** @return a worker that holds the lock, or throws when none did in time */
     Worker holder(String workerUri) throws IOException, InterruptedException {
-        return holder(workerUri, List.of());
+        return holder(workerUri, List.of(), List.of());
     }
 
-    /** @return a worker, its command line after {@code prefix}, that holds the lock, or throws when none did in time */
-    Worker holder(String workerUri, List<String> prefix) throws IOException, InterruptedException {
-        Worker w = worker(workerUri, prefix);
+    /**
+     * @return a worker, its command line after {@code prefix} and its JVM started with
+     *     {@code jvmOptions}, that holds the lock, or throws when none did in time
+     */
+    Worker holder(String workerUri, List<String> prefix, List<String> jvmOptions) throws IOException, InterruptedException {
+        Worker w = worker(workerUri, prefix, jvmOptions);
         if (!until(START, () -> w.holds() || w.failed() != null || w.ended())) {
             throw new Failure("the first worker did not get the free lock within " + START.toSeconds() + " s");
         }

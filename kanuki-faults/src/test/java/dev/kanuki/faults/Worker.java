@@ -59,10 +59,17 @@ final class Worker implements AutoCloseable {
     }
 
     static Worker start(Trial trial, String uri, List<String> prefix, Path errorLog) throws IOException {
+        return start(trial, uri, prefix, List.of(), errorLog);
+    }
+
+    /** @param jvmOptions options for the worker's JVM (e.g. {@code -Dkanuki.file.pauseAt=renew}) */
+    static Worker start(Trial trial, String uri, List<String> prefix, List<String> jvmOptions, Path errorLog)
+            throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(prefix);
-        command.addAll(List.of(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
-                "-cp", System.getProperty("java.class.path"), FaultWorker.class.getName(),
+        command.addAll(List.of(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), FaultWorker.class.getName(),
                 uri, trial.name(), trial.fence().toString(), trial.log().toString()));
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.redirectError(ProcessBuilder.Redirect.appendTo(errorLog.toFile()));

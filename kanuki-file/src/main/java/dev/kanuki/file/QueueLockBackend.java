@@ -150,11 +150,14 @@ final class QueueLockBackend implements LockBackend {
                 log = QueueLog.replay(snapshot.text());
                 mine = log.get(id);
             }
+            if (mine != null && mine.leaseUntil <= now) {
+                // Our line ran out while we were away (a pause) and others went past it; renewing
+                // it could bring it back to life ahead of whoever holds now: arrive again, at the back.
+                mine = null;
+            }
             if (mine == null) {
-                OwnerInfo owner = request.owner();
                 arrived.add(id);
-                String arrival = QueueLog.arrival(new TtlRecord(id, owner.pid(), now, now + leaseMillis, owner.host(),
-                        request.name()));
+                String arrival = arrival(request, now);
                 // The read right after shows whether the line landed (it is lost when a compaction
                 // replaced the file under the append): no look after the write, and when it is
                 // missing it is appended again at once.
@@ -173,6 +176,12 @@ final class QueueLockBackend implements LockBackend {
             } else if (mine.leaseUntil - now < leaseMillis / 2) {
                 // keep our place while we wait; nothing reads it back, so the append checks it landed
                 append(queue, QueueLog.renewal(id, now + leaseMillis), snapshot.seen(), true);
+                if (System.currentTimeMillis() >= mine.leaseUntil) {
+                    // It landed after our line ran out (paused in between): it may have brought a
+                    // dead line back ahead of a new holder. To the back of the queue instead.
+                    append(queue, arrival(request, System.currentTimeMillis()), null, true);
+                    return Optional.empty();
+                }
             }
             QueueLog.Contender holder = log.holder(System.currentTimeMillis());
             if (holder == null || !holder.record.id().equals(id)) {
@@ -180,6 +189,7 @@ final class QueueLockBackend implements LockBackend {
                 compactIfLarge(stem, snapshot);
                 return Optional.empty();
             }
+            PauseForTests.at("acquire");
             long token = DirectoryFence.of(directory).next();
             Snapshot again = read(queue, snapshot.seen());
             QueueLog.Contender still = QueueLog.replay(again.text()).holder(System.currentTimeMillis());
@@ -196,6 +206,12 @@ final class QueueLockBackend implements LockBackend {
         } catch (IOException e) {
             throw LockFile.failure("cannot use queue " + queue, e);
         }
+    }
+
+    private static String arrival(LockRequest request, long now) {
+        OwnerInfo owner = request.owner();
+        return QueueLog.arrival(new TtlRecord(owner.id(), owner.pid(), now, now + request.lease().toMillis(), owner.host(),
+                request.name()));
     }
 
     /**
@@ -218,21 +234,41 @@ final class QueueLockBackend implements LockBackend {
                 : watcher.subscribe(List.of(queue(stem(request.name())).getFileName().toString()), nearTheHead);
     }
 
+    /**
+     * Appends a renewal of our line, by the same rule as the ttl strategies' renewal (see
+     * {@code TtlFileLockBackend.renew}): only while our lease has not run out, and it counts only
+     * if it still has not once the renewal is in the file. A renewal appended after our line ran
+     * out would bring it back to life ahead of the contender that took over meanwhile; a holder
+     * frozen inside renewal finds out here that it lost the lock. When the renewal landed too
+     * late we append our removal, so that our line does not stand in front of the new holder.
+     */
     @Override
     public boolean renew(Grant grant, Duration lease) {
         QueueGrant g = (QueueGrant) grant;
+        Path queue = queue(g.stem());
         try {
-            if (!isHolder(g)) {
+            QueueLog.Contender me = holderLine(g);
+            if (me == null) {
                 return false;
             }
-            long until = System.currentTimeMillis() + lease.toMillis();
-            Snapshot seen = appendUntilSeen(queue(g.stem()), QueueLog.renewal(g.id(), until), log -> {
-                QueueLog.Contender me = log.get(g.id());
-                return me == null || me.leaseUntil >= until;
+            long until = me.leaseUntil;
+            PauseForTests.at("renew");
+            if (System.currentTimeMillis() >= until) {
+                return false;
+            }
+            long renewed = System.currentTimeMillis() + lease.toMillis();
+            Snapshot seen = appendUntilSeen(queue, QueueLog.renewal(g.id(), renewed), log -> {
+                QueueLog.Contender c = log.get(g.id());
+                return c == null || c.leaseUntil >= renewed;
             }, true);
-            return seen != null && isHolder(g);
+            if (System.currentTimeMillis() >= until) {
+                log.warn("renewal in {} landed after the lease ran out; leaving the queue, the lock is lost", queue);
+                appendUntilSeen(queue, QueueLog.removal(g.id()), log -> log.get(g.id()) == null, false);
+                return false;
+            }
+            return seen != null && holderLine(g) != null;
         } catch (IOException e) {
-            throw LockFile.failure("cannot renew in queue " + queue(g.stem()), e);
+            throw LockFile.failure("cannot renew in queue " + queue, e);
         }
     }
 
@@ -246,8 +282,13 @@ final class QueueLockBackend implements LockBackend {
     }
 
     private boolean isHolder(QueueGrant g) throws IOException {
+        return holderLine(g) != null;
+    }
+
+    /** @return our line when it holds the lock, else null */
+    private QueueLog.Contender holderLine(QueueGrant g) throws IOException {
         QueueLog.Contender holder = QueueLog.replay(read(queue(g.stem()), null).text()).holder(System.currentTimeMillis());
-        return holder != null && holder.record.id().equals(g.id());
+        return holder != null && holder.record.id().equals(g.id()) ? holder : null;
     }
 
     @Override
@@ -261,20 +302,35 @@ final class QueueLockBackend implements LockBackend {
         leave(stem(request.name()), request.owner().id());
     }
 
+    /**
+     * Appends our removal and confirms it, even when the calling thread is interrupted (an
+     * interrupted waiter gives up its place this way): through {@link Uninterruptible}, since
+     * an interrupt closes the queue file's channel and the removal would be lost, keeping the
+     * next contender waiting for our whole lease.
+     */
     private void leave(String stem, String id) {
         Path queue = queue(stem);
         try {
-            // Our line is live (we hold or wait): append the removal at once, then confirm it.
-            places.remove(id);
-            Snapshot after = appendUntilSeen(queue, QueueLog.removal(id), log -> log.get(id) == null, false);
-            arrived.remove(id);
-            if (after != null && QueueLog.replay(after.text()).holder(System.currentTimeMillis()) == null) {
-                compact(stem, after.seen()); // nobody left: the file goes, so a name nobody holds leaves nothing
-            } else {
-                compactIfLarge(stem, after);
-            }
+            Uninterruptible.run(() -> {
+                leaveNow(stem, id);
+                return null;
+            });
         } catch (IOException | RuntimeException e) {
             log.warn("leaving queue {} failed; the place frees when its lease runs out", queue, e);
+        }
+    }
+
+    private void leaveNow(String stem, String id) throws IOException {
+        Path queue = queue(stem);
+        // Our line is live (we hold or wait): append the removal at once, then confirm it.
+        places.remove(id);
+        PauseForTests.at("release");
+        Snapshot after = appendUntilSeen(queue, QueueLog.removal(id), log -> log.get(id) == null, false);
+        arrived.remove(id);
+        if (after != null && QueueLog.replay(after.text()).holder(System.currentTimeMillis()) == null) {
+            compact(stem, after.seen()); // nobody left: the file goes, so a name nobody holds leaves nothing
+        } else {
+            compactIfLarge(stem, after);
         }
     }
 
@@ -329,6 +385,11 @@ final class QueueLockBackend implements LockBackend {
                             kept.append(QueueLog.token(c.record.id(), c.token));
                         }
                     }
+                }
+                if (!breaker.isStillOurs()) {
+                    // Frozen past the breaker's lease: another compaction may have replaced the file
+                    // meanwhile, and ours (read before) would bring back lines that have left since.
+                    return;
                 }
                 if (kept.length() == 0) {
                     Files.deleteIfExists(queue); // every replacement happens under the breaker we hold

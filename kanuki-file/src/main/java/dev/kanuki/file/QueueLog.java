@@ -19,7 +19,8 @@ import java.util.zip.CRC32C;
  * </pre>
  *
  * The holder is the first contender that has not left and whose lease has not run out (and,
- * when it is on this host, whose process is alive). Nobody deletes a stale line: everyone skips
+ * when it is on this host, whose process is alive). A token line also retires every contender
+ * ahead of its writer (they had run out when it took the lock; see {@link #dropAheadOf}). Nobody deletes a stale line: everyone skips
  * it by the same rule, so breaking a stale lock cannot race.
  */
 final class QueueLog {
@@ -71,6 +72,7 @@ final class QueueLog {
                     Contender c = f.length == 2 ? log.contenders.get(f[0]) : null;
                     if (c != null) {
                         c.token = parse(f[1]);
+                        log.dropAheadOf(c);
                     }
                 }
                 default -> {
@@ -79,6 +81,18 @@ final class QueueLog {
             }
         }
         return log;
+    }
+
+    /**
+     * A token line is written by a contender that found itself the holder: everyone ahead of it
+     * had left or run out then, and stays out. Without this a late renewal line of one of them
+     * (a holder frozen in the middle of renewing) would bring it back to life ahead of the holder.
+     */
+    private void dropAheadOf(Contender holder) {
+        var it = contenders.values().iterator();
+        while (it.hasNext() && it.next() != holder) {
+            it.remove();
+        }
     }
 
     private static long parse(String s) {

@@ -15,6 +15,7 @@ import dev.kanuki.spi.ProcessIdentity;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -140,15 +141,28 @@ final class TtlFileLockBackend implements LockBackend {
                 long token;
                 Observed check;
                 try {
+                    PauseForTests.at("acquire");
                     token = DirectoryFence.of(directory).next();
                     mine = mine.withToken(token);
+                    // Our entry is broken only once its lease has run out (a bare one: once it is
+                    // a lease old, which is later): while it has not, the rewrite below lands on
+                    // our own entry. Past it, the entry may be someone else's by now: nothing is
+                    // written and nothing undone (that could remove theirs); ours is stale anyway.
+                    if (System.currentTimeMillis() >= mine.leaseUntilMillis()) {
+                        return Optional.empty();
+                    }
                     strategy.rewrite(entry, mine); // the token in the record, for status
                     check = strategy.read(entry);
                 } catch (IOException | RuntimeException | Error e) {
-                    undo(entry, mine, bare);
+                    if (System.currentTimeMillis() < mine.leaseUntilMillis()) {
+                        undo(entry, mine, bare);
+                    }
                     throw e;
                 }
-                if (check.state() == Observed.State.VALID && check.record().id().equals(mine.id())) {
+                // Confirmed by reading it back, and by the clock: a record that landed after our
+                // lease ran out may have landed on a newer holder's entry (see renew).
+                if (check.state() == Observed.State.VALID && check.record().id().equals(mine.id())
+                        && System.currentTimeMillis() < mine.leaseUntilMillis()) {
                     return Optional.of(new TtlGrant(stem, entry, token, mine));
                 }
                 return Optional.empty(); // broken while we took the token: our lease ran out meanwhile
@@ -165,7 +179,7 @@ final class TtlFileLockBackend implements LockBackend {
                     if (!isStale(seen, leaseMillis)) {
                         return Optional.empty();
                     }
-                    BreakResult broken = breakStale(stem, entry, seen, leaseMillis, false);
+                    BreakResult broken = breakStale(stem, entry, seen, leaseMillis, BreakerLock.ttlFor(leaseMillis), false);
                     if (broken == BreakResult.CHANGED || broken == BreakResult.BUSY) {
                         return Optional.empty();
                     }
@@ -251,10 +265,18 @@ final class TtlFileLockBackend implements LockBackend {
      * Breaks a stale entry under the breaker lock: reads it again and removes it only if it is
      * still the entry first seen, and still stale (or {@code force}).
      *
+     * <p>The breaker has a lease of its own ({@code breakerMillis}; for an acquirer half the
+     * lock's lease, see {@link BreakerLock#ttlFor}), after which others clear it: a breaker
+     * frozen here delays them that long at most. One that resumes after that removes nothing
+     * ({@link BreakerLock#isStillOurs}): the entry it saw stale may have been broken by another
+     * and taken afresh meanwhile.
+     *
+     * @param breakerMillis the breaker's lease
      * @param force remove it even if it is live (only {@code kanuki break --force})
      */
-    BreakResult breakStale(String stem, Path entry, Observed seen, long graceMillis, boolean force) throws IOException {
-        try (BreakerLock breaker = BreakerLock.tryTake(directory, stem)) {
+    BreakResult breakStale(String stem, Path entry, Observed seen, long graceMillis, long breakerMillis, boolean force)
+            throws IOException {
+        try (BreakerLock breaker = BreakerLock.tryTake(directory, stem, breakerMillis)) {
             if (breaker == null) {
                 return BreakResult.BUSY;
             }
@@ -264,6 +286,10 @@ final class TtlFileLockBackend implements LockBackend {
             }
             if (!sameEntry(seen, again) || !(force || isStale(again, graceMillis))) {
                 return BreakResult.CHANGED; // released and taken again since our first look
+            }
+            PauseForTests.at("break");
+            if (!breaker.isStillOurs()) {
+                return BreakResult.BUSY; // frozen past the breaker's lease: another may have broken it and a new owner taken it
             }
             log.info("breaking {} lock {} of {}", force ? "live" : "stale", entry,
                     again.record() == null ? "unknown owner (" + again.problem() + ")" : again.record().owner().describe());
@@ -280,32 +306,42 @@ final class TtlFileLockBackend implements LockBackend {
     }
 
     /**
-     * Renews under the breaker lock, so that the check "still mine" and the rewrite cannot be
-     * split by a breaker removing the entry and a new holder creating one in between.
+     * Renews without the breaker lock, so that a holder paused in the middle of renewing keeps
+     * nobody out beyond its lease (under the breaker it kept everyone out until the breaker's
+     * own 10 s ran out). What the breaker gave, "nobody breaks the entry between my check and my
+     * rewrite", is given by the clock instead: the entry is only broken once it is stale, i.e.
+     * once its lease ({@code until}) has run out. The rewrite is made only while {@code until}
+     * is still ahead, and it counts only when {@code until} is still ahead once the new record is
+     * in place: then no breaker can have seen the entry stale before the new lease was visible
+     * (it would have had to look after {@code until}), so the entry was neither broken nor taken
+     * by someone else. A renewer frozen past its lease finds out here that it lost the lock. (A
+     * freeze of longer than the lease exactly between the last check and the rewrite writes our
+     * record over a new holder's: that holder then finds at its next renewal that it lost the
+     * lock, and we report ours lost, so still nobody holds it twice.)
      */
     @Override
     public boolean renew(Grant grant, Duration lease) {
         TtlGrant g = (TtlGrant) grant;
         try {
-            for (int round = 0; round < 20; round++) {
-                try (BreakerLock breaker = BreakerLock.tryTake(directory, g.stem)) {
-                    if (breaker != null) {
-                        if (!isMine(g)) {
-                            return false;
-                        }
-                        TtlRecord renewed = g.record.withLeaseUntil(System.currentTimeMillis() + lease.toMillis());
-                        strategy.rewrite(g.entry, renewed);
-                        g.record = renewed;
-                        return true;
-                    }
-                }
-                Thread.sleep(10);
+            Observed now = strategy.read(g.entry);
+            if (now.state() != Observed.State.VALID || !now.record().id().equals(g.record.id())) {
+                return false; // broken or taken over
             }
-            throw new LockBackendException("could not renew " + g.entry + ": another process holds its breaker lock",
-                    "the watchdog retries before the lease runs out", null);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new LockBackendException("interrupted while renewing " + g.entry, "", e);
+            long until = now.record().leaseUntilMillis();
+            PauseForTests.at("renew");
+            if (System.currentTimeMillis() >= until) {
+                return false; // ran out while we were away: a breaker may be removing it right now
+            }
+            TtlRecord renewed = g.record.withLeaseUntil(System.currentTimeMillis() + lease.toMillis());
+            strategy.rewrite(g.entry, renewed);
+            if (System.currentTimeMillis() >= until) {
+                log.warn("renewal of {} landed after its lease ran out; reporting the lock lost", g.entry);
+                return false;
+            }
+            g.record = renewed;
+            return true;
+        } catch (NoSuchFileException e) {
+            return false; // the entry was removed under us (mkdir: its directory is gone)
         } catch (IOException e) {
             throw LockFile.failure("cannot renew the lease of " + g.entry, e);
         }
@@ -327,24 +363,39 @@ final class TtlFileLockBackend implements LockBackend {
         }
     }
 
+    /**
+     * Removes the entry if it is still ours and its lease is not about to run out. Done even
+     * when the calling thread is interrupted ({@link Uninterruptible}): an interrupt would close
+     * the channel of a read and leave the entry until its lease runs out.
+     */
     @Override
     public void release(Grant grant) {
         TtlGrant g = (TtlGrant) grant;
         try {
-            Observed now = strategy.read(g.entry);
-            boolean mine = now.state() == Observed.State.VALID && now.record().id().equals(g.record.id());
-            if (!mine) {
-                return; // broken or taken over: nothing of ours to remove
-            }
-            if (now.record().leaseUntilMillis() - System.currentTimeMillis() < RELEASE_MARGIN_MS) {
-                // So close to expiry that a breaker may be removing it right now: let it expire instead.
-                log.warn("lease of {} ran out before release; leaving it to expire", g.entry);
-                return;
-            }
-            strategy.remove(g.entry);
+            Uninterruptible.run(() -> {
+                releaseNow(g);
+                return null;
+            });
         } catch (IOException e) {
             log.warn("releasing {} failed; it frees when its lease runs out", g.entry, e);
         }
+    }
+
+    private void releaseNow(TtlGrant g) throws IOException {
+        Observed now = strategy.read(g.entry);
+        boolean mine = now.state() == Observed.State.VALID && now.record().id().equals(g.record.id());
+        if (!mine) {
+            return; // broken or taken over: nothing of ours to remove
+        }
+        PauseForTests.at("release");
+        // Checked last, right before the removal: past our lease the entry may be a new holder's
+        // by now (ours broken as stale, theirs created), so a release frozen until then removes
+        // nothing. So close to expiry that a breaker may be removing it right now: let it expire.
+        if (now.record().leaseUntilMillis() - System.currentTimeMillis() < RELEASE_MARGIN_MS) {
+            log.warn("lease of {} ran out before release; leaving it to expire", g.entry);
+            return;
+        }
+        strategy.remove(g.entry);
     }
 
     @Override
@@ -428,7 +479,7 @@ final class TtlFileLockBackend implements LockBackend {
                                     + "): damaged, or still being written; it can be broken without --force once"
                                     + " it has not changed for 30s");
                 }
-                switch (breakStale(stem, entry, seen, 0, force)) {
+                switch (breakStale(stem, entry, seen, 0, BreakerLock.TTL_MS, force)) {
                     case REMOVED:
                         return before;
                     case ALREADY_GONE:
@@ -483,7 +534,7 @@ final class TtlFileLockBackend implements LockBackend {
                         || !isStale(seen, UNREADABLE_GRACE_MS)) {
                     return false;
                 }
-                return dryRun || breakStale(stem, path, seen, UNREADABLE_GRACE_MS, false) == BreakResult.REMOVED;
+                return dryRun || breakStale(stem, path, seen, UNREADABLE_GRACE_MS, BreakerLock.TTL_MS, false) == BreakResult.REMOVED;
             }
             if (file.endsWith(".breaker")) {
                 return BreakerLock.clearIfStale(directory, file.substring(0, file.length() - ".breaker".length()), dryRun);
