@@ -347,7 +347,7 @@ public abstract class LockProviderContract {
         int names = 3;
         // Two blocking-wait slots for three busy names: one waiter per name contends, two of them
         // block in the backend (on backends that wait by blocking) and one finds no slot and pauses.
-        LockProvider closing = LockProvider.open(withParam(base, "waitThreads=2"));
+        LockProvider closing = LockProvider.open(withParam(base, "waitThreads=2&lease=" + LONG_LEASE));
         List<SyncWaiter> sync = new ArrayList<>();
         List<CompletableFuture<LockHandle>> async = new ArrayList<>();
         try (Holders busy = Holders.hold(this, base, prefix, names, closing)) {
@@ -383,7 +383,7 @@ public abstract class LockProviderContract {
         int names = 2;
         // One blocking-wait slot: the first waiter on busy-0 blocks in the backend (on backends that
         // wait by blocking), a second one queues behind it, the one on busy-1 pauses without a slot.
-        try (LockProvider waiting = LockProvider.open(withParam(base, "waitThreads=1"));
+        try (LockProvider waiting = LockProvider.open(withParam(base, "waitThreads=1&lease=" + LONG_LEASE));
              Holders busy = Holders.hold(this, base, prefix, names, provider)) {
             SyncWaiter first = SyncWaiter.start(waiting.lock(prefix + 0), "busy-0-first");
             first.awaitWaiting();
@@ -404,14 +404,14 @@ public abstract class LockProviderContract {
             paused.assertInterrupted();
             // Nothing keeps waiting for them: no thread stays blocked in the backend (holding a
             // connection, a place in the server's queue, a grant nobody would release).
-            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50))
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
                     .untilAsserted(() -> assertEquals(List.of(), threadsIn("awaitAcquire"),
                             "threads still blocked in the backend for interrupted waiters"));
             busy.releaseAll();
             assertFreeNow(base, null, prefix, names);
             // The interrupted waiters' own provider is not stuck either.
             for (int i = 0; i < names; i++) {
-                Optional<LockHandle> again = waiting.lock(prefix + i).tryAcquire(Duration.ofSeconds(10));
+                Optional<LockHandle> again = waiting.lock(prefix + i).tryAcquire(Duration.ofSeconds(30));
                 assertTrue(again.isPresent(), "the interrupted waiters' provider cannot take " + prefix + i);
                 again.get().close();
             }
@@ -437,7 +437,7 @@ public abstract class LockProviderContract {
         String base = baseUri();
         String prefix = lockName + "/busy-";
         int names = 4;
-        LockProvider closing = LockProvider.open(withParam(base, "waitThreads=2"));
+        LockProvider closing = LockProvider.open(withParam(base, "waitThreads=2&lease=" + LONG_LEASE));
         List<CompletableFuture<LockHandle>> async = new ArrayList<>();
         try (Holders busy = Holders.hold(this, base, prefix, names, closing)) {
             for (int i = 0; i < 100; i++) {
@@ -457,20 +457,34 @@ public abstract class LockProviderContract {
         }
     }
 
+    /**
+     * The lease of the providers that close or whose waiters are interrupted: on ttl backends a
+     * lock they left behind would keep others out this long, far beyond the waits of
+     * {@link #assertFreeNow}, so such a lock fails the test instead of being waited out.
+     */
+    private static final String LONG_LEASE = "300s";
+
     /** @return this test's store URI, unredacted, for other providers and processes */
     private String baseUri() {
         return provider.uri().contains("***") ? uri(tempDir) : provider.uri();
     }
 
-    private static String withParam(String uri, String param) {
-        return uri + (uri.contains("?") ? "&" : "?") + param;
+    /** @return the URI with these {@code key=value} options, replacing any of the same keys */
+    private static String withParam(String uri, String params) {
+        String result = uri;
+        for (String param : params.split("&")) {
+            String key = param.substring(0, param.indexOf('=') + 1);
+            result = result.replaceAll("([?&])" + java.util.regex.Pattern.quote(key) + "[^&]*&?", "$1")
+                    .replaceAll("[?&]$", "");
+        }
+        return result + (result.contains("?") ? "&" : "?") + params;
     }
 
     /**
      * Checks that every name can be taken at once by another provider and, on cross-process
-     * backends, by another process: within 10 s, well below the default 30 s lease, so a lock
-     * left behind by a closed provider or an interrupted waiter fails this instead of being
-     * waited out.
+     * backends, by another process: within 30 s (a loaded machine starts a JVM slowly), far below
+     * {@link #LONG_LEASE}, so a lock left behind by a closed provider or an interrupted waiter
+     * fails this instead of being waited out.
      */
     private void assertFreeNow(String base, String held, String prefix, int names) throws Exception {
         List<String> all = new ArrayList<>();
@@ -482,15 +496,15 @@ public abstract class LockProviderContract {
         }
         if (caps().crossProcess()) {
             try (HolderProcess next = HolderProcess.start(base, all.get(0), "exclusive",
-                    tempDir.resolve("next-" + System.nanoTime() + ".err"), List.of("timeout=PT10S"))) {
+                    tempDir.resolve("next-" + System.nanoTime() + ".err"), List.of("timeout=PT30S"))) {
                 // it holds the lock: that is the check
             } catch (java.io.IOException e) {
-                throw new AssertionError("another process could not take '" + all.get(0) + "' within 10 s: " + e.getMessage(), e);
+                throw new AssertionError("another process could not take '" + all.get(0) + "' within 30 s: " + e.getMessage(), e);
             }
         }
         for (String name : all) {
-            Optional<LockHandle> h = provider.lock(name).tryAcquire(Duration.ofSeconds(10));
-            assertTrue(h.isPresent(), "another provider could not take '" + name + "' within 10 s");
+            Optional<LockHandle> h = provider.lock(name).tryAcquire(Duration.ofSeconds(30));
+            assertTrue(h.isPresent(), "another provider could not take '" + name + "' within 30 s");
             h.get().close();
         }
     }
