@@ -457,6 +457,27 @@ public abstract class LockProviderContract {
         }
     }
 
+    @Test
+    void anInterruptedThreadStillReleasesItsLock() throws Exception {
+        String base = baseUri();
+        try (LockProvider holding = LockProvider.open(withParam(base, "lease=" + LONG_LEASE))) {
+            CompletableFuture<Boolean> flagAfterClose = new CompletableFuture<>();
+            Thread holder = new Thread(() -> {
+                try {
+                    LockHandle h = holding.lock(lockName).acquire(Duration.ofSeconds(10));
+                    Thread.currentThread().interrupt(); // e.g. a task cancelled while it held the lock
+                    h.close();
+                    flagAfterClose.complete(Thread.interrupted());
+                } catch (Throwable e) {
+                    flagAfterClose.completeExceptionally(e);
+                }
+            }, "contract-interrupted-holder");
+            holder.start();
+            assertTrue(flagAfterClose.get(30, TimeUnit.SECONDS), "closing a handle cleared the caller's interrupt flag");
+            assertFreeNow(base, lockName, lockName + "/none-", 0);
+        }
+    }
+
     /**
      * The lease of the providers that close or whose waiters are interrupted: on ttl backends a
      * lock they left behind would keep others out this long, far beyond the waits of
