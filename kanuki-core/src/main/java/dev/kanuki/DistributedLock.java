@@ -25,6 +25,7 @@ public interface DistributedLock {
      *
      * @return a handle when the lock was free, empty when it is held
      * @throws LockBackendException when the backend fails
+     * @throws IllegalStateException when the provider is closed
      */
     Optional<LockHandle> tryAcquire();
 
@@ -34,6 +35,9 @@ public interface DistributedLock {
      * @param timeout the longest wait; zero means one attempt
      * @return a handle, or empty when the timeout ran out
      * @throws LockBackendException when the backend fails
+     * @throws IllegalStateException when the provider is closed, also while this waits
+     * @throws LockException wrapping {@link InterruptedException} when the thread is interrupted;
+     *     the interrupt flag is set again
      */
     Optional<LockHandle> tryAcquire(Duration timeout);
 
@@ -45,7 +49,9 @@ public interface DistributedLock {
      * @throws LockTimeoutException when the timeout ran out (it names the holder when known)
      * @throws LockBackendException when the backend fails
      * @throws LockException wrapping {@link InterruptedException} when the thread is interrupted;
-     *     the interrupt flag is set again
+     *     the interrupt flag is set again; the wait leaves nothing behind (no place in line, no
+     *     grant)
+     * @throws IllegalStateException when the provider is closed, also while this waits
      */
     LockHandle acquire(Duration timeout);
 
@@ -59,8 +65,10 @@ public interface DistributedLock {
      *
      * @param timeout the longest wait
      * @return a future completed with the handle, or exceptionally with
-     *     {@link LockTimeoutException} or {@link LockBackendException}. Cancelling it gives up
-     *     the wait; a handle that arrives after cancellation is released.
+     *     {@link LockTimeoutException}, {@link LockBackendException}, or
+     *     {@link IllegalStateException} when the provider closes while it waits. Cancelling it
+     *     gives up the wait; a handle that arrives after cancellation is released.
+     * @throws IllegalStateException when the provider is already closed
      */
     CompletableFuture<LockHandle> acquireAsync(Duration timeout);
 

@@ -129,7 +129,22 @@ public interface LockProvider extends AutoCloseable {
         throw new UnsupportedOperationException("this provider cannot prune");
     }
 
-    /** Releases every lock still held through this provider and frees its resources. Idempotent. */
+    /**
+     * Releases every lock still held through this provider and frees its resources. Idempotent.
+     *
+     * <p>In this order: the provider is marked closed, so acquisitions started from now on throw
+     * {@link IllegalStateException} at once and no waiter is handed a handle; every acquisition
+     * still waiting (synchronous or asynchronous, queued, pausing or blocked in the backend) ends
+     * with an {@link IllegalStateException} saying the provider was closed; a grant the backend
+     * answers for such a waiter meanwhile is released; every handle is released and its
+     * {@link LockHandle#isHeld()} turns false; then the backend is closed. Once this returns,
+     * nothing is held through this provider and other processes can take its locks at once, with
+     * no lease to wait out.
+     *
+     * <p>Bounded: it waits at most 10 seconds for backend calls in flight (an attempt sent, a
+     * release); a call that does not end by then is cut off by closing the backend (logged as a
+     * warning), and a lock that call may still take frees when its lease or session ends.
+     */
     @Override
     void close();
 }

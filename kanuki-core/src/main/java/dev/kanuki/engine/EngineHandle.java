@@ -107,15 +107,20 @@ final class EngineHandle implements LockHandle {
 
     @Override
     public void close() {
+        EngineLockProvider provider = lock.provider;
+        // Counted before the state changes: a provider close that finds this handle already
+        // closed by another thread then waits for that thread's release before closing the backend.
+        provider.beginBackendWork();
         int s = state.get();
         while (s != CLOSED) {
             if (state.compareAndSet(s, CLOSED)) {
-                lock.provider.untrack(this);
-                gate.release(this);
+                provider.untrack(this);
+                gate.release(this); // ends the backend work once the backend released
                 return;
             }
             s = state.get();
         }
+        provider.endBackendWork();
     }
 
     @Override

@@ -68,16 +68,14 @@ final class EngineLock implements DistributedSemaphore {
         provider.checkOpen();
         long now = System.nanoTime();
         Waiter w = new Waiter(this, newRequest(now, timeout), timeout, now, true);
+        provider.register(w);
+        if (w.isDone()) {
+            return w.future; // the provider closed meanwhile
+        }
         Gate gate = enter(w);
         if (gate == null) {
             return w.future;
         }
-        w.future.whenComplete((h, e) -> {
-            if (e != null) {
-                w.interruptBlockedThread();
-                w.wake(); // a parked waiter that timed out or was cancelled lets the next one in now
-            }
-        });
         if (w.contendNow) {
             gate.contendOnWorker(w);
         }
@@ -104,6 +102,10 @@ final class EngineLock implements DistributedSemaphore {
         provider.checkOpen();
         long now = System.nanoTime();
         Waiter w = new Waiter(this, newRequest(now, timeout), timeout, now, nameHolder);
+        provider.register(w);
+        if (w.isDone()) {
+            return w; // the provider closed meanwhile: awaitHandle reports it
+        }
         Gate gate = enter(w);
         if (gate != null && w.contendNow) {
             gate.contendInline(w);

@@ -18,6 +18,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +32,11 @@ public final class EngineLockProvider implements LockProvider {
     private static final Logger log = LoggerFactory.getLogger(EngineLockProvider.class);
     private static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
     private static final Duration DEFAULT_POLL = Duration.ofMillis(5);
+    /**
+     * How long {@link #close()} waits for backend calls in flight (a blocked wait it interrupted,
+     * a grant on its way, a release) before it closes the backend anyway.
+     */
+    static final Duration CLOSE_BOUND = Duration.ofSeconds(10);
 
     final LockBackend backend;
     final String scope;
@@ -39,6 +46,16 @@ public final class EngineLockProvider implements LockProvider {
     private final String uri;
     private final Capabilities capabilities;
     private final Set<EngineHandle> live = ConcurrentHashMap.newKeySet();
+    /** Acquisitions not yet answered, so that {@link #close()} can end them. */
+    private final Set<Waiter> waiting = ConcurrentHashMap.newKeySet();
+    /**
+     * Backend work in flight that may end holding or releasing a grant: contentions (from the
+     * moment a waiter is picked to contend until its grant is tracked or its request abandoned)
+     * and releases. {@link #close()} waits for it to end before it closes the backend, so that no
+     * grant is taken or released through closed connections.
+     */
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final Object drained = new Object();
     private final LeaseWatchdog watchdog;
     private volatile boolean closed;
 
@@ -225,9 +242,66 @@ public final class EngineLockProvider implements LockProvider {
         }
     }
 
+    /**
+     * Records an acquisition that starts, so that {@link #close()} can end it. A waiter that
+     * registers as the provider closes is ended here: either close sees it, or it sees close.
+     */
+    void register(Waiter w) {
+        waiting.add(w);
+        w.future.whenComplete((h, e) -> waiting.remove(w));
+        if (closed) {
+            w.future.completeExceptionally(closedWhileWaiting(w.request.name()));
+        }
+    }
+
+    private IllegalStateException closedWhileWaiting(String name) {
+        return new IllegalStateException("lock provider " + uri + " was closed while waiting for lock '"
+                + SafeNames.printable(name) + "'");
+    }
+
+    /** Starts backend work that {@link #close()} must wait for (see {@link #inFlight}). */
+    void beginBackendWork() {
+        inFlight.incrementAndGet();
+    }
+
+    /** Ends what {@link #beginBackendWork()} started. */
+    void endBackendWork() {
+        if (inFlight.decrementAndGet() == 0 && closed) {
+            synchronized (drained) {
+                drained.notifyAll();
+            }
+        }
+    }
+
+    /** @return true when backend work in flight ended before {@code deadline} (nanoTime) */
+    private boolean awaitDrained(long deadline) {
+        boolean interrupted = false;
+        try {
+            synchronized (drained) {
+                while (inFlight.get() > 0) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        return false;
+                    }
+                    try {
+                        TimeUnit.NANOSECONDS.timedWait(drained, left);
+                    } catch (InterruptedException e) {
+                        // Closing must still release what it holds; keep the flag for the caller.
+                        interrupted = true;
+                    }
+                }
+                return true;
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     void track(EngineHandle handle) {
         live.add(handle);
-        if (watchdog != null) {
+        if (watchdog != null && !closed) {
             watchdog.ensureRunning();
         }
     }
@@ -241,19 +315,40 @@ public final class EngineLockProvider implements LockProvider {
         return live;
     }
 
+    /**
+     * Closes in this order, so that nothing is held through this provider once it returns:
+     * marks it closed (no new acquisition starts, no waiter gets a handle); ends every waiter
+     * with an {@link IllegalStateException} (interrupting a thread blocked in the backend for
+     * it, waking pauses); waits for contentions in flight to end, releasing a grant that arrives
+     * for an ended waiter; releases every handle; waits for releases in flight; closes the
+     * backend. Both waits together last at most {@link #CLOSE_BOUND}: a backend call that does
+     * not end by then is cut off by closing the backend.
+     */
     @Override
     public void close() {
-        if (closed) {
-            return;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
         }
-        closed = true;
+        long deadline = System.nanoTime() + CLOSE_BOUND.toNanos();
         ExitRelease.closed(this);
         if (watchdog != null) {
             watchdog.stop();
         }
+        for (Waiter w : new ArrayList<>(waiting)) {
+            w.future.completeExceptionally(closedWhileWaiting(w.request.name()));
+        }
+        boolean drainedInTime = awaitDrained(deadline);
         List<EngineHandle> handles = new ArrayList<>(live);
         for (EngineHandle handle : handles) {
             handle.close();
+        }
+        drainedInTime &= awaitDrained(deadline);
+        if (!drainedInTime) {
+            log.warn("closing {}: backend calls still running after {}s; closing the backend under them "
+                    + "(a lock they take frees when its lease or session ends)", uri, CLOSE_BOUND.toSeconds());
         }
         backend.close();
     }

@@ -129,7 +129,7 @@ final class Gate {
                 queue.poll();
                 shared.holders++;
                 EngineHandle handle = new EngineHandle(this, w.lock, shared.grant, shared);
-                deliveries.add(() -> deliver(w, handle));
+                deliveries.add(() -> deliver(w, handle, false));
                 continue;
             }
             boolean free = switch (mode) {
@@ -142,6 +142,9 @@ final class Gate {
             }
             queue.poll();
             contending = true;
+            // Counted until its grant is tracked or its request dropped: the provider's close
+            // waits for it, so a grant never arrives through a closed backend.
+            w.lock.provider.beginBackendWork();
             return w;
         }
         return null;
@@ -154,7 +157,14 @@ final class Gate {
      * happen here, so a cross-process handoff costs no thread switch.
      */
     void contendInline(Waiter w) {
-        contendOnWorker(rounds(w, true));
+        Waiter next = rounds(w, true);
+        if (next != null && Thread.currentThread().isInterrupted()) {
+            // The caller was interrupted: its thread would break the next waiter's backend calls
+            // (an interruptible channel closes), so the next waiter contends on a worker.
+            EngineExecutors.workers().execute(() -> contendOnWorker(next));
+        } else {
+            contendOnWorker(next);
+        }
     }
 
     /**
@@ -236,21 +246,47 @@ final class Gate {
                 }
             }
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            w.future.completeExceptionally(new LockException("interrupted while waiting for lock '"
-                    + SafeNames.printable(w.request.name()) + "'", e));
-            return finish(w, null);
+            w.future.completeExceptionally(interrupted(w, e));
+            try {
+                return finish(w, null); // drops the waiter's place without the interrupt breaking that
+            } finally {
+                Thread.currentThread().interrupt(); // as acquire documents
+            }
         } catch (Throwable t) {
-            w.future.completeExceptionally(t);
+            if (inline && Thread.currentThread().isInterrupted()) {
+                // The caller's interrupt broke a backend call (an interruptible channel closed):
+                // report it as the interrupt it is, as acquire documents.
+                InterruptedException cause = new InterruptedException("interrupted in the backend");
+                cause.addSuppressed(t);
+                w.future.completeExceptionally(interrupted(w, cause));
+            } else {
+                w.future.completeExceptionally(t);
+            }
             return finish(w, null);
         }
+    }
+
+    private static LockException interrupted(Waiter w, InterruptedException e) {
+        return new LockException("interrupted while waiting for lock '" + SafeNames.printable(w.request.name()) + "'", e);
     }
 
     /** A blocking wait in the calling thread, in a slot the caller has taken. */
     private static Optional<Grant> blockInSlot(Waiter w, LockBackend backend, WaitSlots slots)
             throws InterruptedException {
         try {
-            return backend.awaitAcquire(w.request, Duration.ofNanos(Math.max(0, w.remainingNanos())));
+            if (!w.blockedIn(Thread.currentThread())) {
+                return Optional.empty(); // ended meanwhile; the caller's loop sees it
+            }
+            try {
+                return backend.awaitAcquire(w.request, Duration.ofNanos(Math.max(0, w.remainingNanos())));
+            } catch (InterruptedException e) {
+                if (w.interruptedByEngine()) {
+                    return Optional.empty(); // the engine ended the wait (provider closed); not the caller's interrupt
+                }
+                throw e;
+            } finally {
+                w.unblocked();
+            }
         } finally {
             slots.give();
         }
@@ -261,9 +297,8 @@ final class Gate {
         LockBackend backend = w.lock.provider.backend;
         Optional<Grant> grant = Optional.empty();
         Throwable failure = null;
-        w.blockedIn(Thread.currentThread());
         try {
-            if (!w.isDone()) {
+            if (w.blockedIn(Thread.currentThread())) {
                 grant = backend.awaitAcquire(w.request, Duration.ofNanos(Math.max(0, w.remainingNanos())));
             }
         } catch (InterruptedException e) {
@@ -271,7 +306,7 @@ final class Gate {
         } catch (Throwable t) {
             failure = t;
         } finally {
-            w.blockedIn(null);
+            w.unblocked();
             w.lock.provider.waitSlots.give();
             Thread.interrupted(); // a cancel that raced the return must not leak into the pool
         }
@@ -307,20 +342,29 @@ final class Gate {
             next = nextContender(deliveries);
         }
         if (handle != null) {
-            deliver(w, handle);
+            deliver(w, handle, true);
         } else {
-            abandon(w);
+            try {
+                abandon(w);
+            } finally {
+                w.lock.provider.endBackendWork();
+            }
         }
         deliveries.run();
         return next;
     }
 
     private static void abandon(Waiter w) {
+        boolean interrupted = Thread.interrupted();
         try {
             w.lock.provider.backend.abandon(w.request);
         } catch (RuntimeException e) {
             log.debug("backend failed to drop an abandoned request for '{}'",
                     SafeNames.printable(w.request.name()), e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -350,15 +394,15 @@ final class Gate {
      * past a small depth the handoff continues on a worker thread instead, so a long line of
      * waiters never grows one thread's stack.
      */
-    private static void deliver(Waiter w, EngineHandle handle) {
+    private static void deliver(Waiter w, EngineHandle handle, boolean contended) {
         int[] depth = DELIVERY_DEPTH.get();
         if (depth[0] >= MAX_DELIVERY_DEPTH) {
-            EngineExecutors.workers().execute(() -> deliver(w, handle));
+            EngineExecutors.workers().execute(() -> deliver(w, handle, contended));
             return;
         }
         depth[0]++;
         try {
-            deliverNow(w, handle);
+            deliverNow(w, handle, contended);
         } finally {
             depth[0]--;
         }
@@ -368,10 +412,20 @@ final class Gate {
     /** Handoffs nested in one thread's callbacks before the next moves to a worker thread. */
     private static final int MAX_DELIVERY_DEPTH = 4;
 
-    private static void deliverNow(Waiter w, EngineHandle handle) {
-        handle.lock.provider.track(handle);
+    /**
+     * @param contended true when the handle comes from this waiter's contention, which the
+     *     provider counts as backend work in flight until the handle is tracked
+     */
+    private static void deliverNow(Waiter w, EngineHandle handle, boolean contended) {
+        EngineLockProvider provider = handle.lock.provider;
+        provider.track(handle);
+        if (contended) {
+            // Tracked: from here the provider's close releases it. Ended before the future
+            // completes, because its callbacks may close the provider, which waits for this.
+            provider.endBackendWork();
+        }
         if (!w.future.complete(handle)) {
-            // The waiter gave up (timeout, cancel) while the grant was on its way.
+            // The waiter gave up (timeout, cancel, provider closed) while the grant was on its way.
             handle.close();
         }
     }
@@ -381,29 +435,12 @@ final class Gate {
     /** Releases a handle's share of the lock and lets the next waiter in. */
     void release(EngineHandle handle) {
         Grant toRelease;
-        synchronized (this) {
-            if (handle.shared != null) {
-                SharedGrant s = handle.shared;
-                s.holders--;
-                if (s.holders == 0) {
-                    s.releasing = true;
-                    toRelease = s.grant;
-                } else {
-                    toRelease = null;
-                }
-            } else {
-                toRelease = handle.grant;
-            }
-        }
-        // Release on the backend before letting a local waiter contend: the OS must not see this
-        // JVM ask for a lock it still holds.
-        if (toRelease != null) {
-            try {
-                handle.lock.provider.backend.release(toRelease);
-            } catch (RuntimeException e) {
-                log.warn("releasing lock '{}' failed; it frees when its lease or session ends",
-                        SafeNames.printable(handle.name()), e);
-            }
+        try {
+            toRelease = releaseOnBackend(handle);
+        } finally {
+            // Begun by the handle's close; ended before any waiter is served, whose callbacks
+            // may close the provider, which waits for this.
+            handle.lock.provider.endBackendWork();
         }
         Deliveries deliveries = new Deliveries();
         Waiter next;
@@ -426,6 +463,49 @@ final class Gate {
         if (next != null) {
             contendOnWorker(next);
         }
+    }
+
+    /**
+     * Drops the handle's share of the grant and releases the grant on the backend when no local
+     * holder shares it any more.
+     *
+     * @return the grant released, or null when other shared holders keep it
+     */
+    private Grant releaseOnBackend(EngineHandle handle) {
+        Grant toRelease;
+        synchronized (this) {
+            if (handle.shared != null) {
+                SharedGrant s = handle.shared;
+                s.holders--;
+                if (s.holders == 0) {
+                    s.releasing = true;
+                    toRelease = s.grant;
+                } else {
+                    toRelease = null;
+                }
+            } else {
+                toRelease = handle.grant;
+            }
+        }
+        // Release on the backend before letting a local waiter contend: the OS must not see this
+        // JVM ask for a lock it still holds.
+        if (toRelease != null) {
+            // An interrupted caller (try-with-resources after an interrupt) must still release:
+            // its interrupt would close an interruptible channel under the release and leave the
+            // lock held until its lease ran out. The flag is set again after.
+            boolean interrupted = Thread.interrupted();
+            try {
+                handle.lock.provider.backend.release(toRelease);
+            } catch (RuntimeException e) {
+                log.warn("releasing lock '{}' failed; it frees when its lease or session ends",
+                        SafeNames.printable(handle.name()), e);
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+        return toRelease;
     }
 
     private boolean isIdle() {

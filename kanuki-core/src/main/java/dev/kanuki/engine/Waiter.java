@@ -41,6 +41,8 @@ final class Waiter {
     private Backoff backoff;
     /** The thread blocked in the backend for this waiter, so a cancel can interrupt it. */
     private Thread blockedThread;
+    /** Set when the engine interrupted {@link #blockedThread}: that interrupt is not the caller's. */
+    private boolean interruptedByEngine;
 
     // Pausing state, guarded by this waiter's monitor.
     private boolean subscribed;
@@ -61,6 +63,14 @@ final class Waiter {
         this.request = request;
         this.timeout = timeout;
         this.deadline = deadline(now, timeout);
+        future.whenComplete((h, e) -> {
+            if (e != null) {
+                // Ended from outside (timeout, cancel, interrupt, provider closed): a wait blocked in
+                // the backend or paused for it ends now, and the next waiter gets its turn.
+                interruptBlockedThread();
+                wake();
+            }
+        });
     }
 
     /** @return {@code now + timeout} on the nanoTime clock, saturated far in the future */
@@ -97,13 +107,46 @@ final class Waiter {
         return future.completeExceptionally(new LockTimeoutException(request.name(), timeout, holder));
     }
 
-    synchronized void blockedIn(Thread thread) {
+    /**
+     * Records the thread about to block in the backend for this waiter, or (null) that it no
+     * longer does.
+     *
+     * @return false when the waiter is already done: the thread must not block
+     */
+    synchronized boolean blockedIn(Thread thread) {
+        if (thread != null && future.isDone()) {
+            return false;
+        }
         blockedThread = thread;
+        return true;
+    }
+
+    /**
+     * Ends a blocked wait: forgets the blocked thread, and clears an interrupt the engine sent it
+     * (a synchronous caller's own thread must not keep an interrupt it did not get from its
+     * application).
+     *
+     * @return true when the engine had interrupted the thread
+     */
+    synchronized boolean unblocked() {
+        blockedThread = null;
+        boolean ours = interruptedByEngine;
+        interruptedByEngine = false;
+        if (ours) {
+            Thread.interrupted();
+        }
+        return ours;
+    }
+
+    /** @return true when the engine interrupted the thread blocked for this waiter */
+    synchronized boolean interruptedByEngine() {
+        return interruptedByEngine;
     }
 
     /** Interrupts the thread blocked in the backend for this waiter, if any. */
     synchronized void interruptBlockedThread() {
-        if (blockedThread != null) {
+        if (blockedThread != null && !interruptedByEngine) {
+            interruptedByEngine = true;
             blockedThread.interrupt();
         }
     }

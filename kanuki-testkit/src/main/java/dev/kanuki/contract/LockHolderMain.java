@@ -11,9 +11,11 @@ import java.time.Duration;
  * it until its standard input closes (or it is killed), then releases it and prints
  * {@code RELEASED}.
  *
- * <p>Arguments: {@code URI NAME exclusive|shared|permit:N [exit]}. With {@code exit} it calls
- * {@code System.exit(0)} right after printing {@code HELD}, without closing anything, so that
- * only kanuki's shutdown hook can release the lock.
+ * <p>Arguments: {@code URI NAME exclusive|shared|permit:N [exit] [timeout=ISO-8601]}. With
+ * {@code exit} it calls {@code System.exit(0)} right after printing {@code HELD}, without closing
+ * anything, so that only kanuki's shutdown hook can release the lock. {@code timeout=PT5S} bounds
+ * the wait for the lock (default 60 s): a test that expects the lock free uses a bound well below
+ * any lease, so a lock left behind fails it instead of being waited out.
  */
 public final class LockHolderMain {
     private LockHolderMain() {
@@ -27,6 +29,15 @@ public final class LockHolderMain {
         String uri = args[0];
         String name = args[1];
         String mode = args[2];
+        boolean exit = false;
+        Duration timeout = Duration.ofSeconds(60);
+        for (int i = 3; i < args.length; i++) {
+            if (args[i].equals("exit")) {
+                exit = true;
+            } else if (args[i].startsWith("timeout=")) {
+                timeout = Duration.parse(args[i].substring("timeout=".length()));
+            }
+        }
         try (LockProvider provider = LockProvider.open(uri)) {
             DistributedLock lock;
             if (mode.equals("shared")) {
@@ -36,10 +47,10 @@ public final class LockHolderMain {
             } else {
                 lock = provider.lock(name);
             }
-            try (LockHandle handle = lock.acquire(Duration.ofSeconds(60))) {
+            try (LockHandle handle = lock.acquire(timeout)) {
                 System.out.println("HELD " + handle.fencingToken());
                 System.out.flush();
-                if (args.length > 3 && args[3].equals("exit")) {
+                if (exit) {
                     System.exit(0);
                 }
                 InputStream in = System.in;

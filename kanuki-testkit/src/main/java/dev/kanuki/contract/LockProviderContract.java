@@ -7,12 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import static org.awaitility.Awaitility.await;
 
 import dev.kanuki.Capabilities;
 import dev.kanuki.DistributedLock;
 import dev.kanuki.DistributedReadWriteLock;
 import dev.kanuki.DistributedSemaphore;
 import dev.kanuki.LeaseKind;
+import dev.kanuki.LockException;
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockLostException;
 import dev.kanuki.LockProvider;
@@ -38,6 +40,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
 import org.junit.jupiter.api.AfterEach;
@@ -331,6 +334,325 @@ public abstract class LockProviderContract {
                 assertTrue(waited < 2000, "a session lock of a killed process should free at once, took " + waited + "ms");
             }
             assertTrue(h.fencingToken() > holder.token(), "fencing token did not increase after the crash");
+        }
+    }
+
+    // ------------------------------------------------------------------ close and interrupt
+
+    @Test
+    void providerCloseEndsEveryWaiterAndLeavesNothingHeld() throws Exception {
+        String base = baseUri();
+        String held = lockName + "/held";
+        String prefix = lockName + "/busy-";
+        int names = 3;
+        // Two blocking-wait slots for three busy names: one waiter per name contends, two of them
+        // block in the backend (on backends that wait by blocking) and one finds no slot and pauses.
+        LockProvider closing = LockProvider.open(withParam(base, "waitThreads=2&lease=" + LONG_LEASE));
+        List<SyncWaiter> sync = new ArrayList<>();
+        List<CompletableFuture<LockHandle>> async = new ArrayList<>();
+        try (Holders busy = Holders.hold(this, base, prefix, names, closing)) {
+            LockHandle holder = closing.lock(held).acquire(Duration.ofSeconds(10));
+            for (int i = 0; i < names; i++) {
+                DistributedLock lock = closing.lock(prefix + i);
+                sync.add(SyncWaiter.start(lock, "busy-" + i + "-a"));
+                sync.add(SyncWaiter.start(lock, "busy-" + i + "-b"));
+                async.add(lock.acquireAsync(Duration.ofSeconds(60)));
+            }
+            sync.add(SyncWaiter.start(closing.lock(held), "behind-holder"));
+            async.add(closing.lock(held).acquireAsync(Duration.ofSeconds(60)));
+            sync.forEach(SyncWaiter::awaitWaiting);
+
+            CompletableFuture.runAsync(closing::close).get(30, TimeUnit.SECONDS); // bounded, documented 10 s
+
+            for (SyncWaiter w : sync) {
+                w.assertEndedWith(IllegalStateException.class, "provider close");
+            }
+            for (CompletableFuture<LockHandle> f : async) {
+                assertEndedWith(f, IllegalStateException.class, "provider close");
+            }
+            assertFalse(holder.isHeld(), "the holder's handle still says it is held after close()");
+            busy.releaseAll();
+            assertFreeNow(base, held, prefix, names);
+        }
+    }
+
+    @Test
+    void interruptedWaitersEndAndLeaveNothingBehind() throws Exception {
+        String base = baseUri();
+        String prefix = lockName + "/busy-";
+        int names = 2;
+        // One blocking-wait slot: the first waiter on busy-0 blocks in the backend (on backends that
+        // wait by blocking), a second one queues behind it, the one on busy-1 pauses without a slot.
+        try (LockProvider waiting = LockProvider.open(withParam(base, "waitThreads=1&lease=" + LONG_LEASE));
+             Holders busy = Holders.hold(this, base, prefix, names, provider)) {
+            SyncWaiter first = SyncWaiter.start(waiting.lock(prefix + 0), "busy-0-first");
+            first.awaitWaiting();
+            SyncWaiter second = SyncWaiter.start(waiting.lock(prefix + 0), "busy-0-second");
+            SyncWaiter paused = SyncWaiter.start(waiting.lock(prefix + 1), "busy-1");
+            second.awaitWaiting();
+            paused.awaitWaiting();
+
+            first.thread.interrupt();
+            first.assertInterrupted();
+            // The interrupted thread hands the lock's turn to the next waiter: the interrupt must
+            // not break that waiter's backend calls (an interruptible channel closes).
+            assertFalse(second.outcome.isDone(), "interrupting one waiter ended the next one: " + second.outcome.getNow(null));
+
+            second.thread.interrupt();
+            paused.thread.interrupt();
+            second.assertInterrupted();
+            paused.assertInterrupted();
+            // Nothing keeps waiting for them: no thread stays blocked in the backend (holding a
+            // connection, a place in the server's queue, a grant nobody would release).
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+                    .untilAsserted(() -> assertEquals(List.of(), threadsIn("awaitAcquire"),
+                            "threads still blocked in the backend for interrupted waiters"));
+            busy.releaseAll();
+            assertFreeNow(base, null, prefix, names);
+            // The interrupted waiters' own provider is not stuck either.
+            for (int i = 0; i < names; i++) {
+                Optional<LockHandle> again = waiting.lock(prefix + i).tryAcquire(Duration.ofSeconds(30));
+                assertTrue(again.isPresent(), "the interrupted waiters' provider cannot take " + prefix + i);
+                again.get().close();
+            }
+        }
+    }
+
+    /** @return the names of live threads with a frame of that method name */
+    private static List<String> threadsIn(String method) {
+        List<String> found = new ArrayList<>();
+        Thread.getAllStackTraces().forEach((t, stack) -> {
+            for (StackTraceElement e : stack) {
+                if (e.getMethodName().equals(method) && e.getClassName().startsWith("dev.kanuki.")) {
+                    found.add(t.getName());
+                    return;
+                }
+            }
+        });
+        return found;
+    }
+
+    @Test
+    void providerCloseEndsPendingAsyncAcquisitions() throws Exception {
+        String base = baseUri();
+        String prefix = lockName + "/busy-";
+        int names = 4;
+        LockProvider closing = LockProvider.open(withParam(base, "waitThreads=2&lease=" + LONG_LEASE));
+        List<CompletableFuture<LockHandle>> async = new ArrayList<>();
+        try (Holders busy = Holders.hold(this, base, prefix, names, closing)) {
+            for (int i = 0; i < 100; i++) {
+                async.add(closing.lock(prefix + (i % names)).acquireAsync(Duration.ofSeconds(60)));
+            }
+            assertTrue(async.stream().noneMatch(CompletableFuture::isDone), "an acquisition ended while every lock was held");
+            CompletableFuture.runAsync(closing::close).get(30, TimeUnit.SECONDS);
+            for (CompletableFuture<LockHandle> f : async) {
+                assertEndedWith(f, IllegalStateException.class, "provider close");
+            }
+            assertThrows(IllegalStateException.class, () -> closing.lock(prefix + 0).acquireAsync(Duration.ofSeconds(1)),
+                    "acquireAsync on a closed provider must fail at once");
+            assertThrows(IllegalStateException.class, () -> closing.lock(prefix + 0).acquire(Duration.ofSeconds(1)),
+                    "acquire on a closed provider must fail at once");
+            busy.releaseAll();
+            assertFreeNow(base, null, prefix, names);
+        }
+    }
+
+    @Test
+    void anInterruptedThreadStillReleasesItsLock() throws Exception {
+        String base = baseUri();
+        try (LockProvider holding = LockProvider.open(withParam(base, "lease=" + LONG_LEASE))) {
+            CompletableFuture<Boolean> flagAfterClose = new CompletableFuture<>();
+            Thread holder = new Thread(() -> {
+                try {
+                    LockHandle h = holding.lock(lockName).acquire(Duration.ofSeconds(10));
+                    Thread.currentThread().interrupt(); // e.g. a task cancelled while it held the lock
+                    h.close();
+                    flagAfterClose.complete(Thread.interrupted());
+                } catch (Throwable e) {
+                    flagAfterClose.completeExceptionally(e);
+                }
+            }, "contract-interrupted-holder");
+            holder.start();
+            assertTrue(flagAfterClose.get(30, TimeUnit.SECONDS), "closing a handle cleared the caller's interrupt flag");
+            assertFreeNow(base, lockName, lockName + "/none-", 0);
+        }
+    }
+
+    /**
+     * The lease of the providers that close or whose waiters are interrupted: on ttl backends a
+     * lock they left behind would keep others out this long, far beyond the waits of
+     * {@link #assertFreeNow}, so such a lock fails the test instead of being waited out.
+     */
+    private static final String LONG_LEASE = "300s";
+
+    /** @return this test's store URI, unredacted, for other providers and processes */
+    private String baseUri() {
+        return provider.uri().contains("***") ? uri(tempDir) : provider.uri();
+    }
+
+    /** @return the URI with these {@code key=value} options, replacing any of the same keys */
+    private static String withParam(String uri, String params) {
+        String result = uri;
+        for (String param : params.split("&")) {
+            String key = param.substring(0, param.indexOf('=') + 1);
+            result = result.replaceAll("([?&])" + java.util.regex.Pattern.quote(key) + "[^&]*&?", "$1")
+                    .replaceAll("[?&]$", "");
+        }
+        return result + (result.contains("?") ? "&" : "?") + params;
+    }
+
+    /**
+     * Checks that every name can be taken at once by another provider and, on cross-process
+     * backends, by another process: within 30 s (a loaded machine starts a JVM slowly), far below
+     * {@link #LONG_LEASE}, so a lock left behind by a closed provider or an interrupted waiter
+     * fails this instead of being waited out.
+     */
+    private void assertFreeNow(String base, String held, String prefix, int names) throws Exception {
+        List<String> all = new ArrayList<>();
+        if (held != null) {
+            all.add(held);
+        }
+        for (int i = 0; i < names; i++) {
+            all.add(prefix + i);
+        }
+        if (caps().crossProcess()) {
+            try (HolderProcess next = HolderProcess.start(base, all.get(0), "exclusive",
+                    tempDir.resolve("next-" + System.nanoTime() + ".err"), List.of("timeout=PT30S"))) {
+                // it holds the lock: that is the check
+            } catch (java.io.IOException e) {
+                throw new AssertionError("another process could not take '" + all.get(0) + "' within 30 s: " + e.getMessage(), e);
+            }
+        }
+        for (String name : all) {
+            Optional<LockHandle> h = provider.lock(name).tryAcquire(Duration.ofSeconds(30));
+            assertTrue(h.isPresent(), "another provider could not take '" + name + "' within 30 s");
+            h.get().close();
+        }
+    }
+
+    private static Throwable assertEndedWith(CompletableFuture<LockHandle> f, Class<? extends Throwable> type, String after) {
+        try {
+            LockHandle h = f.get(30, TimeUnit.SECONDS);
+            boolean heldNow = h.isHeld();
+            h.close();
+            throw new AssertionError("an async waiter got a handle (isHeld=" + heldNow + ") instead of ending with "
+                    + type.getSimpleName() + " after " + after);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new AssertionError("an async waiter was still pending 30 s after " + after);
+        } catch (ExecutionException e) {
+            assertTrue(type.isInstance(e.getCause()), "expected " + type.getSimpleName() + " after " + after + ", got " + e.getCause());
+            return e.getCause();
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** A thread blocked in {@code acquire}, and what it ended with. */
+    private record SyncWaiter(Thread thread, CompletableFuture<Object> outcome, AtomicBoolean interruptFlag) {
+        static SyncWaiter start(DistributedLock lock, String label) {
+            CompletableFuture<Object> outcome = new CompletableFuture<>();
+            AtomicBoolean flag = new AtomicBoolean();
+            Thread t = new Thread(() -> {
+                try {
+                    outcome.complete(lock.acquire(Duration.ofSeconds(60)));
+                } catch (Throwable e) {
+                    flag.set(Thread.currentThread().isInterrupted());
+                    outcome.complete(e);
+                }
+            }, "contract-waiter-" + label);
+            t.setDaemon(true);
+            t.start();
+            return new SyncWaiter(t, outcome, flag);
+        }
+
+        /**
+         * Waits until the thread waits inside kanuki: parked or paused (a waiting thread state
+         * with kanuki frames) or blocked in a backend's blocking wait (which a kernel or socket
+         * call may show as running).
+         */
+        void awaitWaiting() {
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> {
+                if (outcome.isDone()) {
+                    return true; // ended early: the checks after say how
+                }
+                Thread.State state = thread.getState();
+                boolean kanuki = false;
+                for (StackTraceElement e : thread.getStackTrace()) {
+                    if (e.getMethodName().equals("awaitAcquire")) {
+                        return true;
+                    }
+                    kanuki |= e.getClassName().startsWith("dev.kanuki.engine.");
+                }
+                return kanuki && (state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING);
+            });
+        }
+
+        /** Checks the end {@code acquire} documents for an interrupt: a LockException wrapping it, flag set again. */
+        void assertInterrupted() {
+            Throwable e = assertEndedWith(LockException.class, "interrupt");
+            assertTrue(e.getCause() instanceof InterruptedException,
+                    "acquire documents a LockException wrapping InterruptedException, got " + e);
+            assertTrue(interruptFlag.get(), thread.getName() + ": the interrupt flag was not set again");
+        }
+
+        Throwable assertEndedWith(Class<? extends Throwable> type, String after) {
+            Object result;
+            try {
+                result = outcome.get(30, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                throw new AssertionError(thread.getName() + " was still waiting 30 s after " + after, e);
+            }
+            if (result instanceof LockHandle h) {
+                boolean heldNow = h.isHeld();
+                h.close();
+                throw new AssertionError(thread.getName() + " got a handle (isHeld=" + heldNow + ") instead of ending with "
+                        + type.getSimpleName() + " after " + after);
+            }
+            assertTrue(type.isInstance(result), thread.getName() + ": expected " + type.getSimpleName() + " after "
+                    + after + ", got " + result);
+            return (Throwable) result;
+        }
+    }
+
+    /**
+     * Locks held by someone else than the waiters' threads: another process on cross-process
+     * backends (so waiters wait in the backend, not only in this JVM's queue), else handles of
+     * {@code local}.
+     */
+    private static final class Holders implements AutoCloseable {
+        private final ManyLocksHolder process;
+        private final List<LockHandle> handles;
+
+        private Holders(ManyLocksHolder process, List<LockHandle> handles) {
+            this.process = process;
+            this.handles = handles;
+        }
+
+        static Holders hold(LockProviderContract test, String uri, String prefix, int count, LockProvider local)
+                throws java.io.IOException {
+            if (test.caps().crossProcess()) {
+                return new Holders(ManyLocksHolder.start(uri, prefix, count, test.tempDir.resolve("holders.err")), List.of());
+            }
+            List<LockHandle> handles = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                handles.add(local.lock(prefix + i).acquire(Duration.ofSeconds(10)));
+            }
+            return new Holders(null, handles);
+        }
+
+        void releaseAll() throws java.io.IOException {
+            if (process != null) {
+                process.releaseAll();
+            }
+            handles.forEach(LockHandle::close);
+        }
+
+        @Override
+        public void close() throws Exception {
+            handles.forEach(LockHandle::close);
+            if (process != null) {
+                process.close();
+            }
         }
     }
 
