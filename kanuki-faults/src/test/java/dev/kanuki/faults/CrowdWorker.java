@@ -81,8 +81,11 @@ public final class CrowdWorker {
             t.start();
             threads.add(t);
         }
+        List<CompletableFuture<LockHandle>> futures = new ArrayList<>();
         for (int i = 0; i < ASYNC; i++) {
-            ended.add(provider.lock(args[1]).acquireAsync(Duration.ofSeconds(120))
+            CompletableFuture<LockHandle> future = provider.lock(args[1]).acquireAsync(Duration.ofSeconds(120));
+            futures.add(future); // cancelled itself: cancelling a stage derived from it would leave the wait running
+            ended.add(future
                     .handle((h, e) -> {
                         if (h != null) {
                             granted(h);
@@ -98,8 +101,9 @@ public final class CrowdWorker {
             long start = System.nanoTime();
             if (line.equals("interrupt")) {
                 threads.forEach(Thread::interrupt);
-                ended.subList(SYNC, ended.size()).forEach(f -> f.cancel(true)); // an async waiter's interrupt
-                int pending = awaitEnds(ended.subList(0, SYNC));
+                futures.forEach(f -> f.cancel(true)); // an async waiter's interrupt
+                int pendingAsync = awaitEnds(ended.subList(SYNC, ended.size()));
+                int pending = awaitEnds(ended.subList(0, SYNC)) + pendingAsync;
                 say("INTERRUPTED " + (System.nanoTime() - start) / 1_000_000 + " granted=" + granted.get()
                         + " pending=" + pending + " ended=" + endingsText());
             } else if (line.equals("close")) {
