@@ -284,6 +284,26 @@ final class SqliteLockBackend implements LockBackend {
     }
 
     /**
+     * Refuses, saying what stays and why: each name's database keeps the name's last fencing
+     * token, which must never go back, so a free lock's database is kept like the counter file of
+     * {@code file:}. Removing it would let the next holder get token 1 again, below the tokens a
+     * resource may already have seen.
+     */
+    @Override
+    public List<String> prune(boolean dryRun) {
+        long databases;
+        try (java.util.stream.Stream<Path> entries = Files.list(directory)) {
+            databases = entries.filter(p -> p.getFileName().toString().endsWith(".db")).count();
+        } catch (IOException e) {
+            throw new LockBackendException("cannot list " + directory + ": " + e, "check the directory's permissions", e);
+        }
+        throw new UnsupportedOperationException("sqlite: keeps one database per lock name (" + databases + " in "
+                + directory + "): each holds its name's fencing token, which would start again from 1 if the "
+                + "database were removed, so prune removes none; delete the directory only when no process uses "
+                + "its locks and no resource checks their tokens");
+    }
+
+    /**
      * Every lock database in the directory (every name ever locked there), with its record and
      * whether it is held now (probed as {@link #status} does).
      */
