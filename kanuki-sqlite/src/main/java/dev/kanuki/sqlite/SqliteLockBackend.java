@@ -284,10 +284,12 @@ final class SqliteLockBackend implements LockBackend {
     }
 
     /**
-     * Refuses, saying what stays and why: each name's database keeps the name's last fencing
-     * token, which must never go back, so a free lock's database is kept like the counter file of
-     * {@code file:}. Removing it would let the next holder get token 1 again, below the tokens a
-     * resource may already have seen.
+     * Refuses, saying what stays and why. A name's database is the lock itself (its write lock) and
+     * keeps the name's last fencing token. Without it the name's next token would rest on the wall
+     * clock's floor alone, so a clock set back would repeat tokens a resource has seen; and a
+     * process that opened the database just before its removal would lock a file nobody else
+     * sees (caught by the check after each acquisition, at the cost of a retry). The databases are
+     * small and one per name ever locked, like the names themselves.
      */
     @Override
     public List<String> prune(boolean dryRun) {
@@ -298,9 +300,9 @@ final class SqliteLockBackend implements LockBackend {
             throw new LockBackendException("cannot list " + directory + ": " + e, "check the directory's permissions", e);
         }
         throw new UnsupportedOperationException("sqlite: keeps one database per lock name (" + databases + " in "
-                + directory + "): each holds its name's fencing token, which would start again from 1 if the "
-                + "database were removed, so prune removes none; delete the directory only when no process uses "
-                + "its locks and no resource checks their tokens");
+                + directory + "), free or not, and prune removes none: each is the lock itself and holds its name's "
+                + "last fencing token (without it a clock set back would repeat tokens); delete the directory only "
+                + "when no process uses its locks");
     }
 
     /**
