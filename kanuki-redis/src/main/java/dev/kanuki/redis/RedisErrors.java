@@ -26,15 +26,15 @@ final class RedisErrors {
             String upper = text.toUpperCase(Locale.ROOT);
             if (upper.startsWith("WRONGPASS") || upper.contains("INVALID PASSWORD")) {
                 return new LockBackendException("Redis at " + scope + " refused the login: wrong user name or password",
-                        "check the password (and user) in the URI: redis://[USER:]PASSWORD@HOST:PORT", e);
+                        "check the password and user in the URI: redis://[USER:]PASSWORD@HOST:PORT", e);
             }
             if (upper.startsWith("NOAUTH")) {
                 return new LockBackendException("Redis at " + scope + " requires a password and none was given",
-                        "give it in the URI: redis://:PASSWORD@HOST:PORT (or redis://USER:PASSWORD@… for an ACL user)", e);
+                        "give it in the URI: redis://:PASSWORD@HOST:PORT, or redis://USER:PASSWORD@HOST:PORT for an ACL user", e);
             }
             if (upper.contains("DB INDEX IS OUT OF RANGE")) {
                 return new LockBackendException("Redis at " + scope + " has no database " + database(scope),
-                        "use a database from 0 to the server's 'databases' setting less one (0–15 by default)", e);
+                        "use a database from 0 to the server's 'databases' setting less one: 0–15 by default", e);
             }
             if (upper.startsWith("NOPERM")) {
                 return new LockBackendException("Redis at " + scope + " denies this user a command kanuki needs: "
