@@ -51,9 +51,13 @@ final class RedisErrors {
                 return new LockBackendException("Redis at " + scope + ": the server's TLS certificate is not trusted",
                         "pass its CA certificate with ?tlsCa=CA.pem, or add the CA to Java's trust store", e);
             }
-            if (t instanceof io.netty.handler.ssl.NotSslRecordException) {
-                return new LockBackendException("Redis at " + scope + " does not speak TLS there",
-                        "use redis:// for a server without TLS, or the server's TLS port", e);
+            if (text.startsWith("Connection initialization timed out")) {
+                // a paused or overloaded server; or, for rediss://, a port without TLS: the server
+                // waits for a command while the client waits for the TLS handshake's answer
+                return new LockBackendException("Redis at " + scope + " did not answer while connecting: " + firstLine(text),
+                        scope.startsWith("rediss:") ? "check that this port speaks TLS (redis:// for one that does not) "
+                                + "and that the server is not paused or overloaded"
+                                : "check that the server is not paused or overloaded, or raise ?timeout=", e);
             }
         }
         return null;

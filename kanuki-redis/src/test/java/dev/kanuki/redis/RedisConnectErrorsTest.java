@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Each reason a connection to Redis is refused is named in the error's one line, with what to do,
  * rather than "cannot connect … check that redis-server runs there": a wrong or missing password,
- * a database out of range, a certificate that is not trusted or is for another host.
+ * a database out of range, a certificate that is not trusted or is for another host, a TLS client
+ * talking to a port without TLS.
  */
 class RedisConnectErrorsTest {
     private static final String PASSWORD = "s3cret";
@@ -87,5 +88,12 @@ class RedisConnectErrorsTest {
     void aCertificateForAnotherHostIsCalledSo() {
         assertNames(failure(tls.kanukiUri().replace("127.0.0.1", "localhost")),
                 "certificate is not for localhost", "name");
+    }
+
+    @Test
+    void tlsToAPortWithoutTlsIsCalledSo() {
+        // the server waits for a command, the client for the handshake's answer, until the timeout
+        assertNames(failure("rediss://:" + PASSWORD + "@127.0.0.1:" + server.port() + "?timeout=2s"),
+                "did not answer while connecting", "speaks TLS");
     }
 }
