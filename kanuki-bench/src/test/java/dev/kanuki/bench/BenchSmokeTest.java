@@ -29,11 +29,15 @@ import org.openjdk.jmh.annotations.Param;
  */
 class BenchSmokeTest {
 
-    private static boolean fileBackendPresent() {
-        try (LockProvider ignored = LockProvider.open("file:" + System.getProperty("java.io.tmpdir") + "?strategy=os")) {
+    private static boolean fileBackendPresent() throws java.io.IOException {
+        // A directory of our own: kanuki-file refuses one every user can write, such as /tmp itself.
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("kanuki-bench-probe");
+        try (LockProvider ignored = LockProvider.open("file:" + dir + "?strategy=os")) {
             return true;
         } catch (IllegalArgumentException e) {
             return false;
+        } finally {
+            java.nio.file.Files.deleteIfExists(dir);
         }
     }
 
