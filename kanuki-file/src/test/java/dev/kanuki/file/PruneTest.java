@@ -2,6 +2,7 @@ package dev.kanuki.file;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.kanuki.LockProvider;
 import java.io.BufferedReader;
@@ -58,7 +59,10 @@ class PruneTest {
                 pruned += provider.prune(false).size(); // again and again while the workers lock and unlock
             }
             for (Process w : workers) {
-                assertEquals(0, w.waitFor(), "a worker failed; see its stderr in " + tempDir);
+                int exit = w.waitFor();
+                if (exit != 0) {
+                    fail("a worker failed (exit " + exit + "); its stderr: " + workerErrors()); // the temp dir goes with the test
+                }
             }
             pruned += provider.prune(false).size();
             assertEquals(List.of(), provider.prune(true), "a dry run after pruning finds nothing");
@@ -71,6 +75,19 @@ class PruneTest {
         assertEquals((long) WORKERS * ITERATIONS, counted, "an increment under the lock was lost: a lock was broken");
         assertTrue(pruned >= CRASHED - 3, "pruned " + pruned);
         assertTrue(files(dir) <= 10, files(dir) + " files left: " + list(dir));
+    }
+
+    private String workerErrors() throws Exception {
+        StringBuilder errors = new StringBuilder();
+        try (Stream<Path> s = Files.list(tempDir)) {
+            for (Path err : s.filter(p -> p.getFileName().toString().endsWith(".err")).toList()) {
+                String text = Files.readString(err).strip();
+                if (!text.isEmpty()) {
+                    errors.append('\n').append(err.getFileName()).append(": ").append(text, 0, Math.min(text.length(), 4000));
+                }
+            }
+        }
+        return errors.toString();
     }
 
     private Process start(String... args) throws Exception {
