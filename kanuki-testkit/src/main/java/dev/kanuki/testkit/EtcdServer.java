@@ -144,6 +144,9 @@ public final class EtcdServer extends ServerProcess {
         try {
             Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).start();
             kill.waitFor(10, TimeUnit.SECONDS);
+            if (name.equals("STOP")) {
+                awaitStopped(pid); // kill(1) returns before every thread has stopped
+            }
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         } catch (InterruptedException e) {

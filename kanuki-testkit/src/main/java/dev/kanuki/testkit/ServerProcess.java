@@ -378,6 +378,44 @@ public abstract class ServerProcess implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot send SIG" + signal + " to the test " + kind + " server", e);
         }
+        if (signal.equals("STOP")) {
+            awaitStopped(p.pid());
+        }
+    }
+
+    /**
+     * Waits (at most 10 s) until every thread of {@code pid} is stopped: kill(1) returns once the
+     * signal is sent, and on a loaded machine a thread of the server may still answer a request
+     * that arrives right after it.
+     */
+    static void awaitStopped(long pid) {
+        Path tasks = Path.of("/proc", Long.toString(pid), "task");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            try (java.util.stream.Stream<Path> threads = Files.list(tasks)) {
+                if (threads.allMatch(ServerProcess::isStopped)) {
+                    return;
+                }
+            } catch (IOException | UncheckedIOException e) {
+                return; // no /proc (not Linux) or the process is gone: nothing to wait for
+            }
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private static boolean isStopped(Path task) {
+        try {
+            String stat = Files.readString(task.resolve("stat"));
+            char state = stat.charAt(stat.lastIndexOf(')') + 2); // the field after the command's name
+            return state == 'T' || state == 't';
+        } catch (IOException | RuntimeException e) {
+            return true; // the thread ended
+        }
     }
 
     static Path findExecutable(List<Path> candidates) {
