@@ -37,7 +37,8 @@ import picocli.CommandLine.Spec;
         footer = {
             "Backends (-b URI; the default is file: in a per-user directory):",
             "  file:[DIR][?strategy=os|mkdir|symlink|rename|create|queue][&lease=10s]",
-            "                  lock files in DIR: kernel locks (os), or files with a lease",
+            "                  lock files in DIR: kernel locks (os), or files with a lease;",
+            "                  &shared=group: trust a team DIR that its group may write",
             "  sqlite:DIR      one small SQLite database per lock name, in DIR",
             "  postgresql://HOST[:PORT]/DB?user=USER[&passwordFile=FILE]",
             "                  PostgreSQL advisory locks",

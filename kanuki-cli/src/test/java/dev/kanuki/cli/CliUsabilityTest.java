@@ -35,7 +35,8 @@ class CliUsabilityTest {
             assertTrue(r.out().lines().anyMatch(line -> line.matches("\\s+(.*[ (])?" + scheme + ":.*")),
                     "--help does not show the URI form of " + scheme + ":\n" + r.out());
         }
-        assertTrue(r.out().contains("file:[DIR][?strategy=os|mkdir|symlink|rename|create|queue]"), r::out);
+        assertTrue(r.out().contains("file:[DIR][?strategy=os|mkdir|symlink|rename|create|queue][&lease=10s]"), r::out);
+        assertTrue(r.out().contains("&shared=group"), r::out);
         assertTrue(r.out().contains("completion"), r::out);
     }
 
