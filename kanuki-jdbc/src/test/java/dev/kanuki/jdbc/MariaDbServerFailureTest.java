@@ -2,6 +2,11 @@ package dev.kanuki.jdbc;
 
 import dev.kanuki.testkit.MariaDbServer;
 import dev.kanuki.testkit.ServerProcess;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -29,5 +34,15 @@ class MariaDbServerFailureTest extends ServerFailureScenarios {
     @Override
     String database() {
         return database;
+    }
+
+    @Override
+    Duration serverUptime() throws SQLException {
+        try (Connection c = server.connect(database);
+             Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SHOW GLOBAL STATUS LIKE 'Uptime'")) {
+            rs.next();
+            return Duration.ofSeconds(rs.getLong(2));
+        }
     }
 }
