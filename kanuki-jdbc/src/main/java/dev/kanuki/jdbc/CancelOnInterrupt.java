@@ -28,6 +28,8 @@ import org.slf4j.LoggerFactory;
 final class CancelOnInterrupt {
     private static final Logger log = LoggerFactory.getLogger(CancelOnInterrupt.class);
     static final long CHECK_MILLIS = 10;
+    /** How long a cancelled statement may stay blocked before its cancel is sent again. */
+    static final long RESEND_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     private static final Set<Watch> WATCHED = ConcurrentHashMap.newKeySet();
     /** How long the watcher keeps polling after the last watch closed, before it parks. */
     static final long LINGER_MILLIS = 1000;
@@ -45,6 +47,7 @@ final class CancelOnInterrupt {
         private final long deadlineNanos;
         private volatile boolean cancelled;
         private volatile boolean deadlinePassed;
+        private long lastCancelNanos;
         private boolean closed;
 
         private Watch(Statement statement, long deadlineNanos) {
@@ -64,7 +67,17 @@ final class CancelOnInterrupt {
 
         /** Runs on the watcher thread; synchronized with {@link #close()}, so no cancel is sent after it. */
         private synchronized void check(long now) {
-            if (closed || cancelled) {
+            if (closed) {
+                return;
+            }
+            if (cancelled) {
+                // Still blocked after a cancel: it may have been sent before the statement
+                // reached the server (the driver drops a cancel for a statement not yet running,
+                // and a cancel request that arrives first cancels nothing), so send it again.
+                // Harmless: a cancelled session is never reused.
+                if (now - lastCancelNanos >= RESEND_NANOS) {
+                    sendCancel(now);
+                }
                 return;
             }
             boolean interrupted = thread.isInterrupted();
@@ -72,11 +85,16 @@ final class CancelOnInterrupt {
             if (interrupted || late) {
                 deadlinePassed = !interrupted;
                 cancelled = true;
-                try {
-                    statement.cancel();
-                } catch (SQLException | RuntimeException e) {
-                    log.debug("cancelling a blocked lock statement failed", e);
-                }
+                sendCancel(now);
+            }
+        }
+
+        private void sendCancel(long now) {
+            lastCancelNanos = now;
+            try {
+                statement.cancel();
+            } catch (SQLException | RuntimeException e) {
+                log.debug("cancelling a blocked lock statement failed", e);
             }
         }
 
