@@ -1,6 +1,7 @@
 package dev.kanuki.smoke;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kanuki.testkit.PostgresServer;
@@ -13,7 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import javax.tools.JavaCompiler;
 import javax.tools.StandardJavaFileManager;
@@ -45,7 +45,7 @@ class ModularApplicationTest {
         assertEquals(0, run.status(), "the application failed:\n" + run.output());
         List<String> steps = run.output().lines()
                 .filter(line -> line.startsWith("acquired ") || line.startsWith("released ") || line.startsWith("module "))
-                .collect(Collectors.toList());
+                .toList();
         assertEquals(List.of(
                 "acquired file", "released file",
                 "acquired redis", "released redis",
@@ -59,10 +59,10 @@ class ModularApplicationTest {
     /** @return the application's classes, an exploded module, compiled on the module path of the packaged jars */
     private static Path compileApplication(Path classes) throws IOException {
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
-        assertTrue(javac != null, "no Java compiler in this JDK");
+        assertNotNull(javac, "no Java compiler in this JDK");
         List<Path> sources;
         try (Stream<Path> files = Files.walk(SmokeBuild.applicationSources())) {
-            sources = files.filter(f -> f.toString().endsWith(".java")).collect(Collectors.toList());
+            sources = files.filter(f -> f.toString().endsWith(".java")).toList();
         }
         StringWriter diagnostics = new StringWriter();
         try (StandardJavaFileManager files = javac.getStandardFileManager(null, null, StandardCharsets.UTF_8)) {
@@ -79,8 +79,7 @@ class ModularApplicationTest {
     private static Run java(Path dir, String... arguments) throws IOException, InterruptedException {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         Path output = dir.resolve("app.out");
-        ProcessBuilder builder = new ProcessBuilder(Stream.concat(Stream.of(java.toString()), Stream.of(arguments))
-                .collect(Collectors.toList()))
+        ProcessBuilder builder = new ProcessBuilder(Stream.concat(Stream.of(java.toString()), Stream.of(arguments)).toList())
                 .redirectErrorStream(true)
                 .redirectOutput(output.toFile());
         builder.environment().remove("CLASSPATH"); // java would take it as the class path
