@@ -27,7 +27,7 @@ final class SmokeBuild {
         String value = System.getProperty(property);
         if (value == null || !Files.isDirectory(Path.of(value))) {
             throw new IllegalStateException("system property " + property + " names no directory (" + value
-                    + "): run these tests through Maven's verify phase, which copies the packaged jars"
+                    + "): run these tests through Maven's verify phase, which copies the packaged jars first"
                     + " (mvn -pl kanuki-modular-smoke -am verify)");
         }
         return Path.of(value);
