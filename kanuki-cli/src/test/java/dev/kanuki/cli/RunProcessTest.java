@@ -95,9 +95,10 @@ class RunProcessTest {
 
         // The next holder checks, once it holds the lock, whether the first command still lives.
         // The kernel has already sent CMD its SIGKILL when the JVM was reaped, and the watcher
-        // kills CMD's own children as soon as it runs: on a loaded machine that can take a moment,
-        // so the check gives them up to 2 s, never longer (README: "How `run` treats CMD").
-        String check = "i=0; while [ $i -lt 40 ]; do left=; for p in " + cmd + " " + child + "; do "
+        // kills CMD's own children as soon as it runs: on a loaded machine that can take a moment
+        // (README: "How `run` treats CMD"), so the check gives them up to 5 s (2 s was too short
+        // once at load 25), never longer.
+        String check = "i=0; while [ $i -lt 100 ]; do left=; for p in " + cmd + " " + child + "; do "
                 + "s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); "
                 + "if [ -n \"$s\" ] && [ \"$s\" != Z ]; then left=\"$left $p\"; fi; done; "
                 + "if [ -z \"$left\" ]; then echo alone; exit 0; fi; i=$((i+1)); sleep 0.05; done; "
