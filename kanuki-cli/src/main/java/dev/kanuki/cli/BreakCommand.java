@@ -74,6 +74,14 @@ final class BreakCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         name = LockNames.validate(name);
+        java.util.Optional<java.nio.file.Path> missing = LocalDirectory.missing(backend);
+        if (missing.isPresent()) {
+            // Opening the backend would create the directory: nothing can be held in one that is not there.
+            KanukiCli.printError(spec.commandLine(), "no such directory " + Display.safe(missing.get().toString())
+                    + ": no lock is held there");
+            report(new LockStatus(name, LockStatus.State.FREE, java.util.Optional.empty(), -1), Display.strategy(backend));
+            return ExitCodes.OK;
+        }
         SqliteNative.prepareFor(backend);
         try (LockProvider provider = LockProvider.open(backend)) {
             LockStatus before;

@@ -53,13 +53,22 @@ final class PruneCommand implements Callable<Integer> {
     public Integer call() {
         List<String> removed;
         String uri;
-        try (LockProvider provider = LockProvider.open(backend)) {
-            uri = provider.uri();
-            try {
-                removed = provider.prune(dryRun);
-            } catch (UnsupportedOperationException e) {
-                KanukiCli.printError(spec.commandLine(), uri + ": " + KanukiCli.oneLine(e.getMessage()));
-                return ExitCodes.BACKEND;
+        java.util.Optional<java.nio.file.Path> missing = LocalDirectory.missing(backend);
+        if (missing.isPresent()) {
+            // Opening the backend would create the directory, only to find it empty.
+            KanukiCli.printError(spec.commandLine(), "no such directory " + Display.safe(missing.get().toString())
+                    + ": nothing to prune");
+            removed = List.of();
+            uri = backend;
+        } else {
+            try (LockProvider provider = LockProvider.open(backend)) {
+                uri = provider.uri();
+                try {
+                    removed = provider.prune(dryRun);
+                } catch (UnsupportedOperationException e) {
+                    KanukiCli.printError(spec.commandLine(), uri + ": " + KanukiCli.oneLine(e.getMessage()));
+                    return ExitCodes.BACKEND;
+                }
             }
         }
         PrintWriter out = spec.commandLine().getOut();

@@ -107,21 +107,32 @@ final class StatusCommand implements Callable<Integer> {
         names.replaceAll(LockNames::validate);
         List<LockStatus> statuses = new ArrayList<>();
         String strategy;
-        SqliteNative.prepareFor(backend);
-        try (LockProvider provider = LockProvider.open(backend)) {
-            strategy = Display.strategy(provider.uri());
-            if (names.isEmpty()) {
-                try {
-                    statuses.addAll(provider.list());
-                } catch (UnsupportedOperationException e) {
-                    KanukiCli.printError(spec.commandLine(), provider.uri() + " cannot list its locks; name them: "
-                            + "kanuki status -b " + provider.uri() + " NAME...");
-                    return ExitCodes.USAGE;
-                }
-                statuses.sort(Comparator.comparing(LockStatus::name));
-            } else {
-                for (String name : names) {
-                    statuses.add(provider.status(name));
+        java.util.Optional<java.nio.file.Path> missing = LocalDirectory.missing(backend);
+        if (missing.isPresent()) {
+            // Opening the backend would create the directory: a look at a mistyped path leaves none.
+            KanukiCli.printError(spec.commandLine(), "no such directory " + Display.safe(missing.get().toString())
+                    + ": no lock is held there");
+            strategy = Display.strategy(backend);
+            for (String name : names) {
+                statuses.add(new LockStatus(name, LockStatus.State.FREE, java.util.Optional.empty(), -1));
+            }
+        } else {
+            SqliteNative.prepareFor(backend);
+            try (LockProvider provider = LockProvider.open(backend)) {
+                strategy = Display.strategy(provider.uri());
+                if (names.isEmpty()) {
+                    try {
+                        statuses.addAll(provider.list());
+                    } catch (UnsupportedOperationException e) {
+                        KanukiCli.printError(spec.commandLine(), provider.uri() + " cannot list its locks; name them: "
+                                + "kanuki status -b " + provider.uri() + " NAME...");
+                        return ExitCodes.USAGE;
+                    }
+                    statuses.sort(Comparator.comparing(LockStatus::name));
+                } else {
+                    for (String name : names) {
+                        statuses.add(provider.status(name));
+                    }
                 }
             }
         }
