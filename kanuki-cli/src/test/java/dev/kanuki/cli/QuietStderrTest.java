@@ -4,7 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.kanuki.testkit.EtcdServer;
+import dev.kanuki.testkit.MemcachedServer;
+import dev.kanuki.testkit.PostgresServer;
 import dev.kanuki.testkit.RedisServer;
+import dev.kanuki.testkit.ZooKeeperServer;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -22,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * A normal {@code kanuki run} or {@code status} writes nothing on standard error that is not
  * kanuki's own ("kanuki: …"): not gRPC's java.util.logging INFO lines (etcd), nor the JVM's
  * warnings about native access and sun.misc.Unsafe on Java 22 and later (Netty, SQLite's driver,
- * protobuf). Cron mails whatever a job writes there. Run through the launcher script, as installed,
+ * protobuf), nor ZooKeeper's or Curator's logging; on every backend with a server of its own kind. Cron mails whatever a job writes there. Run through the launcher script, as installed,
  * on this JVM and on a newer one when one is installed.
  */
 class QuietStderrTest {
@@ -43,8 +46,10 @@ class QuietStderrTest {
     }
 
     private void assertQuiet(Path javaHome) throws Exception {
+        PostgresServer postgres = PostgresServer.shared();
         List<String> backends = List.of("file:" + dir.resolve("file"), "sqlite:" + dir.resolve("sqlite"),
-                RedisServer.shared().kanukiUri(), EtcdServer.shared().kanukiUri());
+                postgres.kanukiUri(postgres.createDatabase("quiet_stderr")), RedisServer.shared().kanukiUri(),
+                MemcachedServer.shared().kanukiUri(), EtcdServer.shared().kanukiUri(), ZooKeeperServer.shared().kanukiUri());
         for (String backend : backends) {
             for (List<String> args : List.of(List.of("run", "-b", backend, "-n", "quiet", "--", "true"),
                     List.of("status", "-b", backend, "quiet"))) {
@@ -82,7 +87,7 @@ class QuietStderrTest {
     }
 
     /** @return a JDK of version 23 or later: KANUKI_TEST_NEWER_JAVA_HOME, or one under /usr/lib/jvm */
-    private static Optional<Path> newerJava() throws IOException {
+    static Optional<Path> newerJava() throws IOException {
         String set = System.getenv("KANUKI_TEST_NEWER_JAVA_HOME");
         if (set != null && !set.isEmpty()) {
             return Optional.of(Path.of(set));
