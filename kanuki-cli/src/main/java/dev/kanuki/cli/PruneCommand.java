@@ -2,7 +2,9 @@ package dev.kanuki.cli;
 
 import dev.kanuki.LockProvider;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -53,7 +55,7 @@ final class PruneCommand implements Callable<Integer> {
     public Integer call() {
         List<String> removed;
         String uri;
-        java.util.Optional<java.nio.file.Path> missing = LocalDirectory.missing(backend);
+        Optional<Path> missing = LocalDirectory.missing(backend);
         if (missing.isPresent()) {
             // Opening the backend would create the directory, only to find it empty.
             KanukiCli.printError(spec.commandLine(), "no such directory " + Display.safe(missing.get().toString())
