@@ -10,6 +10,7 @@ import java.util.regex.Pattern;
  * a login the server does not allow, a database that does not exist. Recognised by SQLSTATE and
  * the servers' error codes, so that the hint is not a list of everything that could be wrong
  * ("check that the server is running and that host, port, …") when the server has said which.
+ * Hints have no parentheses: the CLI puts the hint in parentheses.
  */
 final class SqlConnectErrors {
     /** MySQL and MariaDB: ER_DBACCESS_DENIED_ERROR, ER_ACCESS_DENIED_ERROR, ER_BAD_DB_ERROR. */
@@ -38,7 +39,7 @@ final class SqlConnectErrors {
             String text = serverText(sql.getMessage());
             if (text.contains("no password was provided")) { // PostgreSQL's driver, before sending anything
                 return new LockBackendException(where + " requires a password and none was given",
-                        "give it in the URI (USER:PASSWORD@HOST, ?password=) or in a file (?passwordFile=FILE)", e);
+                        "give it in the URI, USER:PASSWORD@HOST or ?password=, or in a file: ?passwordFile=FILE", e);
             }
             if (state.equals("28P01") || code == MYSQL_ACCESS_DENIED) {
                 Matcher user = MYSQL_USER.matcher(text);
@@ -46,26 +47,26 @@ final class SqlConnectErrors {
                 String reason = text.contains("using password: NO") ? "no password was given" + who
                         : state.equals("28P01") ? text : "wrong user name or password" + who;
                 return new LockBackendException(where + " refused the login: " + reason,
-                        "check the user and password in the URI (USER:PASSWORD@HOST, ?password=, ?passwordFile=FILE)", e);
+                        "check the user and password in the URI: USER:PASSWORD@HOST, ?password= or ?passwordFile=FILE", e);
             }
             if (code == MYSQL_DATABASE_DENIED) { // the server does not tell this user whether the database exists
                 Matcher name = MYSQL_DATABASE.matcher(text);
                 String database = name.find() ? name.group(1) : "NAME";
                 return new LockBackendException(where + " gives this user no access to database " + database
                         + ": it does not exist, or the user has no privileges on it",
-                        "create it (CREATE DATABASE " + database + ") and grant the user access (GRANT ALL ON "
-                                + database + ".* TO USER), or name a database the user may use", e);
+                        "create it with CREATE DATABASE " + database + " and grant the user access with GRANT ALL ON "
+                                + database + ".* TO USER, or name a database the user may use", e);
             }
             if (state.equals("28000")) { // e.g. no pg_hba.conf entry for this host and user
                 return new LockBackendException(where + " refused the login: " + text,
-                        "let this user log in from this host (PostgreSQL: pg_hba.conf), or use a user that may", e);
+                        "let this user log in from this host, in pg_hba.conf for PostgreSQL, or use a user that may", e);
             }
             if (state.equals("3D000") || code == MYSQL_BAD_DATABASE) {
                 Matcher name = (code == MYSQL_BAD_DATABASE ? MYSQL_DATABASE : POSTGRES_DATABASE).matcher(text);
                 String database = name.find() ? name.group(1) : "";
                 return new LockBackendException(where + " has no database " + database,
-                        "create it (CREATE DATABASE " + (database.isEmpty() ? "NAME" : database)
-                                + ") or name an existing one in the URI", e);
+                        "create it with CREATE DATABASE " + (database.isEmpty() ? "NAME" : database)
+                                + ", or name an existing one in the URI", e);
             }
         }
         return null;
