@@ -6,8 +6,10 @@ import dev.kanuki.LockStatus;
 import dev.kanuki.OwnerInfo;
 import dev.kanuki.spi.ProcessIdentity;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -74,6 +76,14 @@ final class BreakCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         name = LockNames.validate(name);
+        Optional<Path> missing = LocalDirectory.missing(backend);
+        if (missing.isPresent()) {
+            // Opening the backend would create the directory: nothing can be held in one that is not there.
+            KanukiCli.printError(spec.commandLine(), "no such directory " + Display.safe(missing.get().toString())
+                    + ": no lock is held there");
+            report(new LockStatus(name, LockStatus.State.FREE, Optional.empty(), -1), Display.strategy(backend));
+            return ExitCodes.OK;
+        }
         SqliteNative.prepareFor(backend);
         try (LockProvider provider = LockProvider.open(backend)) {
             LockStatus before;

@@ -128,6 +128,13 @@ public final class KanukiCli implements Callable<Integer> {
                 System.setProperty(property.getKey(), property.getValue());
             }
         }
+        // Client libraries that log through java.util.logging (gRPC, under etcd) go through SLF4J
+        // like the others: quiet unless --debug. A property only: java.util.logging reads it when
+        // a library first logs, so a command that never does loads none of it.
+        if (System.getProperty("java.util.logging.config.class") == null
+                && System.getProperty("java.util.logging.config.file") == null) {
+            System.setProperty("java.util.logging.config.class", JavaLoggingToSlf4j.class.getName());
+        }
     }
 
     /** @return the exit code of the command line the JVM was started with, read as UTF-8 */

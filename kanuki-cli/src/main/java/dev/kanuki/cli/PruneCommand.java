@@ -2,7 +2,9 @@ package dev.kanuki.cli;
 
 import dev.kanuki.LockProvider;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -53,13 +55,22 @@ final class PruneCommand implements Callable<Integer> {
     public Integer call() {
         List<String> removed;
         String uri;
-        try (LockProvider provider = LockProvider.open(backend)) {
-            uri = provider.uri();
-            try {
-                removed = provider.prune(dryRun);
-            } catch (UnsupportedOperationException e) {
-                KanukiCli.printError(spec.commandLine(), uri + ": " + KanukiCli.oneLine(e.getMessage()));
-                return ExitCodes.BACKEND;
+        Optional<Path> missing = LocalDirectory.missing(backend);
+        if (missing.isPresent()) {
+            // Opening the backend would create the directory, only to find it empty.
+            KanukiCli.printError(spec.commandLine(), "no such directory " + Display.safe(missing.get().toString())
+                    + ": nothing to prune");
+            removed = List.of();
+            uri = backend;
+        } else {
+            try (LockProvider provider = LockProvider.open(backend)) {
+                uri = provider.uri();
+                try {
+                    removed = provider.prune(dryRun);
+                } catch (UnsupportedOperationException e) {
+                    KanukiCli.printError(spec.commandLine(), uri + ": " + KanukiCli.oneLine(e.getMessage()));
+                    return ExitCodes.BACKEND;
+                }
             }
         }
         PrintWriter out = spec.commandLine().getOut();

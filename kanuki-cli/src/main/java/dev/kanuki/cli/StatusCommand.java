@@ -5,10 +5,12 @@ import dev.kanuki.LockProvider;
 import dev.kanuki.LockStatus;
 import dev.kanuki.OwnerInfo;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -107,21 +109,32 @@ final class StatusCommand implements Callable<Integer> {
         names.replaceAll(LockNames::validate);
         List<LockStatus> statuses = new ArrayList<>();
         String strategy;
-        SqliteNative.prepareFor(backend);
-        try (LockProvider provider = LockProvider.open(backend)) {
-            strategy = Display.strategy(provider.uri());
-            if (names.isEmpty()) {
-                try {
-                    statuses.addAll(provider.list());
-                } catch (UnsupportedOperationException e) {
-                    KanukiCli.printError(spec.commandLine(), provider.uri() + " cannot list its locks; name them: "
-                            + "kanuki status -b " + provider.uri() + " NAME...");
-                    return ExitCodes.USAGE;
-                }
-                statuses.sort(Comparator.comparing(LockStatus::name));
-            } else {
-                for (String name : names) {
-                    statuses.add(provider.status(name));
+        Optional<Path> missing = LocalDirectory.missing(backend);
+        if (missing.isPresent()) {
+            // Opening the backend would create the directory: a look at a mistyped path leaves none.
+            KanukiCli.printError(spec.commandLine(), "no such directory " + Display.safe(missing.get().toString())
+                    + ": no lock is held there");
+            strategy = Display.strategy(backend);
+            for (String name : names) {
+                statuses.add(new LockStatus(name, LockStatus.State.FREE, Optional.empty(), -1));
+            }
+        } else {
+            SqliteNative.prepareFor(backend);
+            try (LockProvider provider = LockProvider.open(backend)) {
+                strategy = Display.strategy(provider.uri());
+                if (names.isEmpty()) {
+                    try {
+                        statuses.addAll(provider.list());
+                    } catch (UnsupportedOperationException e) {
+                        KanukiCli.printError(spec.commandLine(), provider.uri() + " cannot list its locks; name them: "
+                                + "kanuki status -b " + provider.uri() + " NAME...");
+                        return ExitCodes.USAGE;
+                    }
+                    statuses.sort(Comparator.comparing(LockStatus::name));
+                } else {
+                    for (String name : names) {
+                        statuses.add(provider.status(name));
+                    }
                 }
             }
         }

@@ -106,4 +106,33 @@ class CliUsabilityTest {
             assertFalse(r.err().contains("java.nio"), backend + ": " + r.err());
         }
     }
+
+    /**
+     * A read-only bind mount of a writable file system: the mount table, found by device, shows the
+     * writable mount, so the directory, existing already, was called "not writable by user …
+     * (fix its permissions)"; and every command, the inspecting ones too, meets it.
+     */
+    @Test
+    void aReadOnlyBindMountIsCalledSo() throws Exception {
+        Path source = Files.createDirectories(dir.resolve("src"));
+        Files.createDirectories(source.resolve("file-locks"));
+        Files.createDirectories(source.resolve("sqlite-locks"));
+        Path mountPoint = Files.createDirectories(dir.resolve("ro"));
+        String mount = "unshare -rm sh -c 'mount --bind \"$0\" \"$1\" && mount -o remount,ro,bind \"$1\" && shift && exec \"$@\"' "
+                + source + " " + mountPoint + " ";
+        Cli.Result probe = Cli.startShell(dir, Map.of(), mount + "true").await();
+        assumeTrue(probe.exitCode() == 0, "cannot make a read-only bind mount here: " + probe.err());
+
+        for (String backend : List.of("file:" + mountPoint, "file:" + mountPoint + "/file-locks",
+                "file:" + mountPoint + "/file-locks?strategy=mkdir", "sqlite:" + mountPoint + "/sqlite-locks")) {
+            for (String command : List.of("run -b " + backend + " job -- true", "status -b " + backend,
+                    "status -b " + backend + " job", "prune -b " + backend, "break -b " + backend + " job")) {
+                Cli.Result r = Cli.startShell(dir, Map.of(), mount + "\"$KANUKI\" " + command.replace("?", "\\?")).await();
+                assertEquals(3, r.exitCode(), () -> command + ": " + r.err());
+                assertEquals(1, r.errLines().size(), () -> command + ": " + r.err());
+                assertTrue(r.err().contains("read-only file system"), () -> command + ": " + r.err());
+                assertFalse(r.err().contains("permission"), () -> command + ": " + r.err());
+            }
+        }
+    }
 }

@@ -82,6 +82,10 @@ final class SessionPool {
         try {
             return source.open();
         } catch (SQLException e) {
+            LockBackendException named = SqlConnectErrors.recognised(source.describe(), e);
+            if (named != null) {
+                throw named;
+            }
             throw new LockBackendException("cannot connect to " + source.describe() + ": " + e.getMessage(),
                     "check that the server is running and that host, port, database, user and password are right", e);
         }

@@ -505,6 +505,10 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
 
     /** @return the error for a failed command: it names the server and what to check */
     static LockBackendException failed(String scope, RuntimeException e) {
+        LockBackendException named = RedisErrors.recognised(scope, null, e); // e.g. NOAUTH after a restart
+        if (named != null) {
+            return named;
+        }
         return new LockBackendException("Redis at " + scope + " failed: " + e.getMessage(),
                 "check that the Redis server runs and is reachable", e);
     }

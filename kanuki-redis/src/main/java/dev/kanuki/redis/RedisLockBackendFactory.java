@@ -51,6 +51,10 @@ public final class RedisLockBackendFactory implements LockBackendFactory {
             if (e instanceof LockBackendException) {
                 throw e;
             }
+            LockBackendException named = RedisErrors.recognised(scope, redisUri.getHost(), e);
+            if (named != null) {
+                throw named;
+            }
             throw new LockBackendException("cannot connect to Redis at " + scope + ": " + e.getMessage(),
                     "check that redis-server runs there and accepts connections", e);
         }

@@ -284,6 +284,28 @@ final class SqliteLockBackend implements LockBackend {
     }
 
     /**
+     * Refuses, saying what stays and why. A name's database is the lock itself (its write lock) and
+     * keeps the name's last fencing token. Without it the name's next token would rest on the wall
+     * clock's floor alone, so a clock set back would repeat tokens a resource has seen; and a
+     * process that opened the database just before its removal would lock a file nobody else
+     * sees (caught by the check after each acquisition, at the cost of a retry). The databases are
+     * small and one per name ever locked, like the names themselves.
+     */
+    @Override
+    public List<String> prune(boolean dryRun) {
+        long databases;
+        try (java.util.stream.Stream<Path> entries = Files.list(directory)) {
+            databases = entries.filter(p -> p.getFileName().toString().endsWith(".db")).count();
+        } catch (IOException e) {
+            throw new LockBackendException("cannot list " + directory + ": " + e, "check the directory's permissions", e);
+        }
+        throw new UnsupportedOperationException("sqlite: keeps one database per lock name (" + databases + " in "
+                + directory + "), free or not, and prune removes none: each is the lock itself and holds its name's "
+                + "last fencing token (without it a clock set back would repeat tokens); delete the directory only "
+                + "when no process uses its locks");
+    }
+
+    /**
      * Every lock database in the directory (every name ever locked there), with its record and
      * whether it is held now (probed as {@link #status} does).
      */

@@ -106,10 +106,27 @@ public final class SqliteLockBackendFactory implements LockBackendFactory {
         }
     }
 
-    /** @return whether the directory's file system is mounted read-only (where that can be told) */
+    /**
+     * Asked only once the directory is found not writable. The mount table says so for a file
+     * system mounted read-only, but not for a read-only bind mount of a writable one (Java finds
+     * the mount by its device, shared with the writable mount): there, creating a file tells,
+     * failing with EROFS rather than EACCES.
+     *
+     * @return whether the directory's file system is mounted read-only (where that can be told)
+     */
     private static boolean isOnReadOnlyFileSystem(Path dir) {
         try {
-            return Files.getFileStore(dir).isReadOnly();
+            if (Files.getFileStore(dir).isReadOnly()) {
+                return true;
+            }
+        } catch (IOException | RuntimeException e) {
+            // unknown: try the file below
+        }
+        try {
+            Files.delete(Files.createTempFile(dir, ".kanuki-probe-", ".tmp")); // not expected: the caller found it not writable
+            return false;
+        } catch (java.nio.file.FileSystemException e) {
+            return "Read-only file system".equals(e.getReason());
         } catch (IOException | RuntimeException e) {
             return false;
         }
