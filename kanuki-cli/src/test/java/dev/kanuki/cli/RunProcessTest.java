@@ -96,7 +96,7 @@ class RunProcessTest {
         // The next holder checks, once it holds the lock, whether the first command still lives.
         // The kernel has already sent CMD its SIGKILL when the JVM was reaped, and the watcher
         // kills CMD's own children as soon as it runs: on a loaded machine that can take a moment
-        // (README: "How `run` treats CMD"), so the check gives them up to 5 s (2 s was too short
+        // (docs/cli.md: "How `run` treats CMD"), so the check gives them up to 5 s (2 s was too short
         // once at load 25), never longer.
         String check = "i=0; while [ $i -lt 100 ]; do left=; for p in " + cmd + " " + child + "; do "
                 + "s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); "
