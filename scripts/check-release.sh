@@ -77,7 +77,7 @@ snippet=$(awk '/^```xml[[:space:]]*$/ { inside = 1; next } inside && /^```/ { ex
 [ -n "$snippet" ] || fail "$readme has no \`\`\`xml block: it must show the BOM import and the dependencies a user pastes into a pom.xml"
 versions=$(grep -o '<version>[^<]*</version>' <<<"$snippet" || true)
 [ "$(grep -c . <<<"$versions")" = 1 ] \
-  || fail "$readme's first xml block must have exactly one <version> (the BOM's; the dependencies take theirs from it), found: ${versions:-none}"
+  || fail "$readme's first xml block must have exactly one <version> (the BOM's; the dependencies take theirs from it), found: $(echo ${versions:-none})"
 grep -q '<artifactId>kanuki-bom</artifactId>' <<<"$snippet" || fail "$readme's first xml block does not import kanuki-bom"
 
 # The throw-away local repository starts as a copy of ~/.m2 (3 s for 525 MB here; kept between
@@ -102,6 +102,9 @@ projects=()
 # The suite's build has just compiled everything: javac runs only for sources newer than their
 # classes (the default recompiles a whole module when a dependency jar is newer, and every jar of
 # this build and of the local repository is).
+# The javadoc plugin skips a module whose class path and source directories look unchanged, and it
+# does not see an edited source file: make it run, so that a new Javadoc warning fails here.
+rm -f ./*/target/maven-javadoc-plugin-stale-data.txt
 step "deploying to target/release-check/staging (log: target/release-check/deploy.log)"
 if ! mvn -B -ntp -Dmaven.repo.local="$repo" "${projects[@]}" deploy -DskipTests -Dmaven.compiler.useIncrementalCompilation=false \
     -DaltDeploymentRepository=release-check::file://"$staging" "$@" >"$work/deploy.log" 2>&1; then
