@@ -12,7 +12,7 @@
 #     takes and releases a lock and prints the token; its output is checked.
 #
 # A module is published unless its pom.xml sets maven.deploy.skip (kanuki-cli, kanuki-bench,
-# kanuki-faults), and then it must skip the sources and javadoc jars too. The build leaves out
+# kanuki-faults, kanuki-modular-smoke), and then it must skip the sources and javadoc jars too. The build leaves out
 # kanuki-cli and kanuki-bench, which no release publishes: their shaded jars and the CLI's tarball
 # took two thirds of this build's time. --all builds them too (RELEASING.md runs it before a
 # release), and then checks that they stay out of the staged repository as well.
