@@ -31,4 +31,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-exec mvn -B -ntp verify "$@"
+mvn -B -ntp verify "$@"
+
+# --- release shape (scripts/check-release.sh) ---------------------------------------------------
+# After the suite: stage a deploy of every published module (pom, jar, sources, javadoc,
+# checksums) and build + run a consumer from README.md's Maven snippet. Reuses the build above.
+./scripts/check-release.sh
+# --- end release shape ---------------------------------------------------------------------------

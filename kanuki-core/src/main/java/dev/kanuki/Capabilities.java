@@ -24,6 +24,11 @@ public record Capabilities(
 
     /**
      * @param leaseKind how a held lock is kept alive and freed when its holder dies
+     * @param crossProcess whether the lock excludes other processes (false only for {@code mem:})
+     * @param sharedLocks whether {@link LockProvider#readWriteLock} is supported
+     * @param semaphores whether {@link LockProvider#semaphore} is supported
+     * @param persistentFencing whether fencing tokens keep increasing across restarts of all clients
+     * @param ownerRecords whether the backend records who holds a lock
      * @throws NullPointerException when {@code leaseKind} is null
      */
     public Capabilities {

@@ -7,8 +7,11 @@ package dev.kanuki;
  */
 public class FencedWriteRefusedException extends LockException {
     private static final long serialVersionUID = 1L;
+    /** What was written, as named in the message. */
     private final String resource;
+    /** The refused writer's fencing token. */
     private final long token;
+    /** The highest token the resource has accepted, or -1 when it does not say. */
     private final long newerToken;
 
     /**

@@ -7,6 +7,7 @@ package dev.kanuki;
 public class LockBackendException extends LockException {
     private static final long serialVersionUID = 1L;
 
+    /** What the user can do about the failure. */
     private final String hint;
 
     /**

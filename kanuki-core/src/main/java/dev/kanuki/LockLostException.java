@@ -10,6 +10,7 @@ import dev.kanuki.spi.SafeNames;
 public class LockLostException extends LockException {
     private static final long serialVersionUID = 1L;
 
+    /** The lock that was lost. */
     private final String lockName;
 
     /**

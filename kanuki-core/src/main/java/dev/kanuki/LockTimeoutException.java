@@ -11,7 +11,9 @@ import java.util.Optional;
 public class LockTimeoutException extends LockException {
     private static final long serialVersionUID = 1L;
 
+    /** The lock that could not be obtained. */
     private final String lockName;
+    /** How long the caller waited. */
     private final Duration timeout;
     private final transient OwnerInfo holder;
 

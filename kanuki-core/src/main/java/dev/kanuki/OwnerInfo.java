@@ -27,6 +27,12 @@ public record OwnerInfo(String host, long pid, String id, Instant acquiredAt, In
      * records are read from places others can write; a host name must not smuggle terminal
      * escapes into messages).
      *
+     * @param host the host name of the holder
+     * @param pid the process id of the holder
+     * @param id a random 128-bit id unique to the acquisition, or to the holder's connection
+     * @param acquiredAt when the lock was obtained, or {@code null} when the backend does not record it
+     * @param leaseUntil when the lease runs out unless renewed, or {@code null} for session leases
+     * @throws NullPointerException when {@code host} or {@code id} is null
      * @throws IllegalArgumentException when the host name has control or format characters
      */
     public OwnerInfo {

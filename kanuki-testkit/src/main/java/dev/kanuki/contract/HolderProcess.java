@@ -41,6 +41,14 @@ public final class HolderProcess implements AutoCloseable {
     /**
      * Like {@link #start(String, String, String, Path)}, with extra arguments for
      * {@link LockHolderMain} (e.g. {@code exit}).
+     *
+     * @param uri the backend's URI
+     * @param name the lock to hold
+     * @param mode how to hold it, as {@link LockHolderMain} reads it
+     * @param errorLog where the process's standard error goes
+     * @param extra further arguments for {@link LockHolderMain}
+     * @return the process, once it reported holding the lock
+     * @throws IOException when the process cannot start or never reports holding the lock
      */
     public static HolderProcess start(String uri, String name, String mode, Path errorLog, List<String> extra)
             throws IOException {
@@ -91,7 +99,12 @@ public final class HolderProcess implements AutoCloseable {
         return process.pid();
     }
 
-    /** Waits for the holder to exit by itself. */
+    /**
+     * Waits for the holder to exit by itself, at most 30 s; then kills it.
+     *
+     * @return the process's exit code, or -1 when it had to be killed
+     * @throws InterruptedException when this thread is interrupted while waiting
+     */
     public int waitForExit() throws InterruptedException {
         if (!process.waitFor(30, TimeUnit.SECONDS)) {
             process.destroyForcibly();
@@ -100,7 +113,11 @@ public final class HolderProcess implements AutoCloseable {
         return process.exitValue();
     }
 
-    /** Kills the holder with SIGKILL, as a crash would, and waits for it to die. */
+    /**
+     * Kills the holder with SIGKILL, as a crash would, and waits for it to die.
+     *
+     * @throws InterruptedException when this thread is interrupted while waiting
+     */
     public void kill() throws InterruptedException {
         process.destroyForcibly();
         process.waitFor(30, TimeUnit.SECONDS);

@@ -63,9 +63,12 @@ public abstract class LockProviderContract {
     /** How late a timeout may end and still pass: generous, CI machines are noisy. */
     protected static final Duration TIMING_SLACK = Duration.ofMillis(1500);
 
+    /** A fresh directory for each test, deleted after it. */
     @TempDir
     protected Path tempDir;
+    /** The provider of {@link #uri}, opened before each test and closed after it. */
     protected LockProvider provider;
+    /** A lock name of this test's own, {@code contract/} followed by the test method's name. */
     protected String lockName;
 
     /**
@@ -79,6 +82,7 @@ public abstract class LockProviderContract {
      * used. Backends with a directory override this.
      *
      * @param tempDir the test's directory
+     * @throws Exception when the check cannot read the store
      */
     protected void assertNothingOutside(Path tempDir) throws Exception {
     }
@@ -96,6 +100,11 @@ public abstract class LockProviderContract {
         }
     }
 
+    /**
+     * The capabilities of the provider under test.
+     *
+     * @return {@link #provider}'s capabilities
+     */
     protected Capabilities caps() {
         return provider.capabilities();
     }
@@ -126,6 +135,7 @@ public abstract class LockProviderContract {
      * @param name the lock's name
      * @param holder the holder's handle, for backends that need to find its session
      * @throws org.opentest4j.TestAbortedException (through an assumption) when the backend has no way
+     * @throws Exception when taking the lock away fails
      */
     protected void takeAway(String uri, String name, LockHandle holder) throws Exception {
         try (LockProvider other = LockProvider.open(uri)) {
@@ -148,6 +158,7 @@ public abstract class LockProviderContract {
         return caps().leaseKind() == LeaseKind.TTL ? lease : Duration.ofSeconds(3);
     }
 
+    /** Skips the test, with the reason, when the backend's locks do not reach other processes. */
     protected void assumeCrossProcess() {
         assumeTrue(caps().crossProcess(), provider.uri() + " is in-process only: no other process can see its locks");
     }
@@ -1034,7 +1045,11 @@ public abstract class LockProviderContract {
         }
     }
 
-    /** Fails the test with a message; for subclasses. */
+    /**
+     * Fails the test with a message; for subclasses.
+     *
+     * @param message why the test failed
+     */
     protected static void failWith(String message) {
         fail(message);
     }

@@ -8,6 +8,7 @@ package dev.kanuki.testkit;
 public final class MissingServerException extends IllegalStateException {
     private static final long serialVersionUID = 1L;
 
+    /** The Debian package that provides the missing binaries. */
     private final String debianPackage;
 
     MissingServerException(String what, String searched, String debianPackage) {

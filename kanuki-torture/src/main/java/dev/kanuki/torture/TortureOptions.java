@@ -27,6 +27,13 @@ public record TortureOptions(String backendUri, String lockName, int processes, 
     /**
      * Checks the options.
      *
+     * @param backendUri the backend whose lock guards each increment; {@code null} for no lock
+     * @param lockName the lock's name
+     * @param processes how many worker processes run at once, at least 1
+     * @param iterations how many increments each worker makes, at least 1
+     * @param workDir where the counter file, the overlap log and the workers' files go
+     * @param holdTime the pause between reading and writing the counter; zero for none
+     * @param acquireTimeout how long a worker waits for the lock at each iteration
      * @throws IllegalArgumentException when a count is below 1, a duration is negative, or the
      *     lock name breaks the rules
      * @throws NullPointerException when a field other than {@code backendUri} is null

@@ -25,7 +25,21 @@ public record TortureResult(long expected, long actual, long lostUpdates, long o
                             Duration elapsed, double acquisitionsPerSecond, long p50Nanos, long p99Nanos,
                             long maxNanos, List<String> workerErrors) {
 
-    /** Copies the error list, and checks that {@code elapsed} and the list are not null. */
+    /**
+     * Copies the error list, and checks that {@code elapsed} and the list are not null.
+     *
+     * @param expected the counter value if no update was lost
+     * @param actual the counter value the workers left
+     * @param lostUpdates {@code expected - actual}
+     * @param overlaps how many times a worker entered while another was inside
+     * @param fencingViolations how many acquisitions got a token not above the one logged before
+     * @param elapsed from the start signal to the exit of the last worker
+     * @param acquisitionsPerSecond critical sections entered per second over {@code elapsed}
+     * @param p50Nanos the median time to acquire the lock
+     * @param p99Nanos the 99th percentile time to acquire the lock
+     * @param maxNanos the longest time to acquire the lock
+     * @param workerErrors one entry per worker that failed or was stopped
+     */
     public TortureResult {
         Objects.requireNonNull(elapsed, "elapsed");
         workerErrors = List.copyOf(workerErrors);
