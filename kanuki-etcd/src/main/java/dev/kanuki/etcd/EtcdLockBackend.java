@@ -71,16 +71,34 @@ final class EtcdLockBackend implements LockBackend {
     private final EtcdSession.Holder sessions;
     /** Acquisitions sent but not answered in time, and whether the engine has given them up. */
     private final Map<LockRequest, Boolean> late = new ConcurrentHashMap<>();
-    private static final Duration FIRST_ANSWER = Duration.ofSeconds(20);
+    /**
+     * The longest a release, or the revocation of the lease at close, waits for an answer before it
+     * goes on in the background: a caller closing a handle without a quorum must not wait a
+     * whole request timeout.
+     */
+    static final Duration CLOSE_WAIT = Duration.ofSeconds(1);
+    /** The pause before an acquisition tries again after a member failed it in passing (an election, a reset). */
+    private static final long TRANSIENT_RETRY_MILLIS = 100;
     /** A release retried soon at first (an election takes a second or two), later at most a second apart. */
     private static final long FIRST_RETRY_MILLIS = 200;
     private static final long MAX_RETRY_MILLIS = 1000;
     /** Keys whose release is still being retried: this provider's {@code status} calls them stale. */
     private final java.util.Set<ByteSequence> pendingReleases = ConcurrentHashMap.newKeySet();
-    private volatile boolean answered;
 
+    /**
+     * Connects: waits, at most {@code timeout}, until a member answers a read it serves by itself
+     * (no quorum needed), so that the gRPC client is loaded and connected before the first
+     * acquisition, whose budget may be as short as a second. A refused connection on every
+     * endpoint fails at once.
+     */
     EtcdLockBackend(List<String> endpoints, String user, String password, String prefix, String scope, Duration timeout) {
-        ClientBuilder builder = Client.builder().endpoints(endpoints.toArray(String[]::new)).connectTimeout(timeout);
+        ClientBuilder builder = Client.builder().endpoints(endpoints.toArray(String[]::new)).connectTimeout(timeout)
+                // jetcd's default waits for a server that may never come: a call on a channel that
+                // cannot connect would wait out its caller's whole deadline, or forever. Fail it.
+                .waitForReady(false)
+                // jetcd's own retries of a failed call (another member after a reset): short, so
+                // that kanuki's deadline, not a retry schedule of seconds, decides.
+                .retryDelay(50).retryMaxDelay(250);
         if (user != null) {
             builder.user(bytes(user)).password(bytes(password == null ? "" : password));
         }
@@ -91,9 +109,13 @@ final class EtcdLockBackend implements LockBackend {
         this.scope = scope;
         this.timeout = timeout;
         this.sessions = new EtcdSession.Holder(client.getLeaseClient(), this::await);
-        // Start connecting now, in the background, so that the first acquisition does not pay for it.
-        kv.get(bytes(keyPrefix), GetOption.builder().withCountOnly(true).build())
-                .whenComplete((r, e) -> answered |= r != null);
+        try {
+            await(kv.get(bytes(keyPrefix), GetOption.builder().withCountOnly(true).withSerializable(true).build()),
+                    "connecting");
+        } catch (RuntimeException e) {
+            client.close();
+            throw e;
+        }
     }
 
     @Override
@@ -118,8 +140,17 @@ final class EtcdLockBackend implements LockBackend {
         ByteSequence key = key(request.name());
         ByteSequence value = bytes(encode(request.owner(), request.name()));
         for (int attempt = 0; ; attempt++) {
-            Duration budget = request.callTimeout(timeout); // the caller's deadline bounds every call
-            EtcdSession session = sessions.current(request.lease(), budget);
+            EtcdSession session;
+            try {
+                // the caller's deadline bounds every call
+                session = sessions.current(request.lease(), request.callTimeout(timeout));
+            } catch (LockBackendException e) {
+                if (retryAfterPassingFailure(request, e)) {
+                    continue;
+                }
+                throw e;
+            }
+            Duration budget = request.callTimeout(timeout); // what the lease's call left of the deadline
             TxnResponse r;
             CompletableFuture<TxnResponse> sent = kv.txn()
                     .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
@@ -135,6 +166,9 @@ final class EtcdLockBackend implements LockBackend {
                 }
                 if (attempt == 0 && EtcdSession.isLeaseGone(e)) {
                     session.markDead(); // expired between our check and the put: one more try on a new lease
+                    continue;
+                }
+                if (retryAfterPassingFailure(request, e)) {
                     continue;
                 }
                 throw e;
@@ -156,6 +190,39 @@ final class EtcdLockBackend implements LockBackend {
             }
             return Optional.empty();
         }
+    }
+
+    /**
+     * Whether a failed call is worth another try within the caller's deadline, after a short
+     * pause: a member that failed it in passing (no leader during an election, a connection
+     * reset; etcd answers both as {@code UNAVAILABLE}). Not a call that got no answer in its
+     * time (the deadline is spent), not a refused connection (nothing listens: fail at once),
+     * and not when the deadline leaves no time for a try.
+     */
+    private boolean retryAfterPassingFailure(LockRequest request, LockBackendException e) {
+        if (e.getCause() instanceof TimeoutException || isRefused(e)
+                || io.grpc.Status.fromThrowable(e.getCause() == null ? e : e.getCause()).getCode()
+                        != io.grpc.Status.Code.UNAVAILABLE
+                || request.timeLeft().toMillis() < TRANSIENT_RETRY_MILLIS) {
+            return false;
+        }
+        try {
+            Thread.sleep(TRANSIENT_RETRY_MILLIS);
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("interrupted while acquiring on etcd at " + scope, null, interrupted);
+        }
+        return true;
+    }
+
+    /** @return whether a failure's cause is a connection that nothing accepted */
+    static boolean isRefused(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.net.ConnectException || String.valueOf(t.getMessage()).contains("Connection refused")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -245,7 +312,7 @@ final class EtcdLockBackend implements LockBackend {
     }
 
     private void deleteIfRevision(ByteSequence key, long createRevision) {
-        await(deleteAsync(key, createRevision), "releasing");
+        await(deleteAsync(key, createRevision), "releasing", CLOSE_WAIT.compareTo(timeout) < 0 ? CLOSE_WAIT : timeout);
     }
 
     private CompletableFuture<TxnResponse> deleteAsync(ByteSequence key, long createRevision) {
@@ -383,23 +450,19 @@ final class EtcdLockBackend implements LockBackend {
         return await(request, what, timeout);
     }
 
-    /**
-     * Waits for a request at most {@code limit}; until the first answer, at least
-     * {@link #FIRST_ANSWER}: a new JVM loads the gRPC client and connects first, which takes
-     * seconds on a loaded machine (an unreachable server still fails at once: connection refused).
-     */
+    /** Waits for a request at most {@code limit}: kanuki's deadline, not the client's retries, decides. */
     <T> T await(CompletableFuture<T> request, String what, Duration limit) {
-        Duration wait = answered || limit.compareTo(FIRST_ANSWER) >= 0 ? limit : FIRST_ANSWER;
         try {
-            T result = request.get(wait.toMillis(), TimeUnit.MILLISECONDS);
-            answered = true;
-            return result;
+            return request.get(limit.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            limit = wait;
             throw new LockBackendException("etcd at " + scope + " did not answer within " + limit.toMillis() + "ms ("
                     + what + ")", "check that the etcd cluster runs, is reachable and has a quorum", e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
+            if (isRefused(cause)) {
+                throw new LockBackendException("etcd at " + scope + " refused the connection (" + what + ")",
+                        "check that etcd runs there and listens for clients on that port", cause);
+            }
             throw new LockBackendException("etcd at " + scope + " failed (" + what + "): " + cause.getMessage(),
                     "check that the etcd cluster runs, is reachable and has a quorum", cause);
         } catch (InterruptedException e) {
