@@ -77,6 +77,8 @@ final class EtcdLockBackend implements LockBackend {
      * whole request timeout.
      */
     static final Duration CLOSE_WAIT = Duration.ofSeconds(1);
+    /** How long one try to reach a member at open waits. */
+    private static final Duration CONNECT_TRY = Duration.ofSeconds(1);
     /** The pause before an acquisition tries again after a member failed it in passing (an election, a reset). */
     private static final long TRANSIENT_RETRY_MILLIS = 100;
     /** A release retried soon at first (an election takes a second or two), later at most a second apart. */
@@ -110,11 +112,36 @@ final class EtcdLockBackend implements LockBackend {
         this.timeout = timeout;
         this.sessions = new EtcdSession.Holder(client.getLeaseClient(), this::await);
         try {
-            await(kv.get(bytes(keyPrefix), GetOption.builder().withCountOnly(true).withSerializable(true).build()),
-                    "connecting");
+            connect();
         } catch (RuntimeException e) {
             client.close();
             throw e;
+        }
+    }
+
+    /**
+     * Waits until a member answers, at most {@code timeout}. One try waits at most a second: the
+     * client spreads its calls over the endpoints, so the next try may reach a member that answers
+     * sooner than one still starting up.
+     */
+    private void connect() {
+        long until = System.nanoTime() + timeout.toNanos();
+        GetOption local = GetOption.builder().withCountOnly(true).withSerializable(true).build();
+        while (true) {
+            long left = until - System.nanoTime();
+            try {
+                await(kv.get(bytes(keyPrefix), local), "connecting",
+                        Duration.ofNanos(Math.max(1_000_000, Math.min(left, CONNECT_TRY.toNanos()))));
+                return;
+            } catch (LockBackendException e) {
+                if (!(e.getCause() instanceof TimeoutException) || until - System.nanoTime() <= 0) {
+                    if (e.getCause() instanceof TimeoutException) {
+                        throw new LockBackendException("etcd at " + scope + " did not answer within " + timeout.toMillis()
+                                + "ms (connecting)", "check that etcd runs there and is reachable", e.getCause());
+                    }
+                    throw e;
+                }
+            }
         }
     }
 
@@ -194,18 +221,20 @@ final class EtcdLockBackend implements LockBackend {
 
     /**
      * Whether a failed call is worth another try within the caller's deadline, after a short
-     * pause: a member that failed it in passing (no leader during an election, a connection
-     * reset; etcd answers both as {@code UNAVAILABLE}). Not a call that got no answer in its
-     * time (the deadline is spent), not a refused connection (nothing listens: fail at once),
-     * and not when the deadline leaves no time for a try.
+     * pause: a call that got no answer within the request timeout while the caller's deadline
+     * runs longer, or that a member failed in passing (no leader during an election, a connection
+     * reset; etcd answers both as {@code UNAVAILABLE}). Never a refused connection (nothing
+     * listens: fail at once), nor when the deadline leaves no time for another try.
      */
     private boolean retryAfterPassingFailure(LockRequest request, LockBackendException e) {
-        if (e.getCause() instanceof TimeoutException || isRefused(e)
-                || io.grpc.Status.fromThrowable(e.getCause() == null ? e : e.getCause()).getCode()
-                        != io.grpc.Status.Code.UNAVAILABLE
-                || request.timeLeft().toMillis() < TRANSIENT_RETRY_MILLIS) {
+        Throwable cause = e.getCause() == null ? e : e.getCause();
+        boolean passing = cause instanceof TimeoutException
+                || io.grpc.Status.fromThrowable(cause).getCode() == io.grpc.Status.Code.UNAVAILABLE;
+        if (!passing || isRefused(e) || request.timeLeft().toMillis() <= TRANSIENT_RETRY_MILLIS) {
             return false;
         }
+        LOG.debug("etcd at {} failed an acquisition in passing ({}); trying again within the caller's deadline", scope,
+                e.getMessage());
         try {
             Thread.sleep(TRANSIENT_RETRY_MILLIS);
         } catch (InterruptedException interrupted) {
