@@ -195,6 +195,59 @@ public abstract class LockProviderContract {
     // ------------------------------------------------------------------ exclusion
 
     /**
+     * Watching a lock never makes an acquisition fail: a {@code status} loop in another process
+     * (as {@code kanuki status} in a loop) beside a {@code tryAcquire} loop on a lock nobody else
+     * takes must cause no busy answer. An inspection that tries the lock to see whether it is
+     * held, however briefly, fails this.
+     */
+    @Test
+    void inspectionInAnotherProcessNeverMakesATryFail() throws Exception {
+        assumeTrue(caps().crossProcess(), provider.uri() + " is not shared with other processes");
+        final int tries = 1_000;
+        DistributedLock lock = provider.lock(lockName);
+        lock.tryAcquire().orElseThrow().close(); // whatever the store keeps for a name exists before the watcher looks
+        Path stop = tempDir.resolve("status-loop.stop");
+        Path errors = tempDir.resolve("status-loop.err");
+        String javaCommand = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process watcher = new ProcessBuilder(javaCommand, "-cp", System.getProperty("java.class.path"),
+                StatusLoopMain.class.getName(), uri(tempDir), lockName, stop.toString())
+                .redirectError(errors.toFile()).start();
+        int busy = 0;
+        long reads;
+        try (java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(
+                watcher.getInputStream(), java.nio.charset.StandardCharsets.UTF_8))) {
+            assertEquals("READY", out.readLine(), () -> "the status loop did not start: " + readQuietly(errors));
+            for (int i = 0; i < tries; i++) {
+                Optional<LockHandle> handle = lock.tryAcquire();
+                if (handle.isEmpty()) {
+                    busy++;
+                } else {
+                    handle.get().close();
+                }
+            }
+            Files.createFile(stop);
+            assertTrue(watcher.waitFor(60, TimeUnit.SECONDS), "the status loop did not stop");
+            String last = out.readLine();
+            assertEquals(0, watcher.exitValue(), () -> "the status loop failed: " + readQuietly(errors));
+            reads = Long.parseLong(String.valueOf(last).trim());
+        } finally {
+            watcher.destroyForcibly();
+        }
+        // the watcher must have run beside the tries, or this test could not fail
+        assertTrue(reads >= 20, "only " + reads + " status reads ran beside " + tries + " tries");
+        assertEquals(0, busy, busy + " of " + tries + " tries of a free lock saw it busy beside " + reads
+                + " status reads in another process");
+    }
+
+    private static String readQuietly(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (java.io.IOException e) {
+            return "(unreadable: " + e + ")";
+        }
+    }
+
+    /**
      * A server that refuses connections (nothing listens on its port) fails opening or the first
      * call at once with a {@link LockBackendException}, long before the caller's deadline: no
      * client library's reconnect loop waits for a server that is not there.
