@@ -254,7 +254,8 @@ final class SqlLockBackend implements LockBackend {
                 pool.discard(s); // the lock may have been granted as the cancel arrived: end the session
                 throw e;
             } catch (SQLException e) {
-                boolean diedWhileIdle = s.reused && s.failedConnection(e);
+                // Not a server that stopped answering: a new connection would wait for it again.
+                boolean diedWhileIdle = s.reused && s.failedConnection(e) && !timedOut(e);
                 pool.discard(s);
                 if (diedWhileIdle && attempt == 0) {
                     log.debug("an idle connection to {} had died; using a new one", pool.describe(), e);
@@ -295,7 +296,7 @@ final class SqlLockBackend implements LockBackend {
                 pool.giveBack(s);
                 return Optional.empty();
             } catch (SQLException e) {
-                boolean diedWhileIdle = s.reused && s.failedConnection(e);
+                boolean diedWhileIdle = s.reused && s.failedConnection(e) && !timedOut(e);
                 pool.discard(s);
                 if (diedWhileIdle && attempt == 0) {
                     continue;
@@ -361,6 +362,17 @@ final class SqlLockBackend implements LockBackend {
      *
      * @return the wait left once the grace is over, or -1 when the grace outlasts the wait
      */
+    /** @return whether a statement failed because the server did not answer within the network timeout */
+    static boolean timedOut(SQLException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.net.SocketTimeoutException || t instanceof java.sql.SQLTimeoutException
+                    || String.valueOf(t.getMessage()).contains("Read timed out")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** @return the network timeout of an acquisition that asks the server to wait {@code waitNanos} */
     static int acquisitionTimeoutMillis(long waitNanos) {
         return (int) Math.min(STATEMENT_TIMEOUT_MILLIS, TimeUnit.NANOSECONDS.toMillis(waitNanos) + ACQUIRE_SLACK_MILLIS);
