@@ -22,6 +22,15 @@ final class BoundedOpen {
     private BoundedOpen() {
     }
 
+    /** @return the URI without its password, for a message */
+    private static String describe(String uri) {
+        try {
+            return dev.kanuki.spi.LockUri.parse(uri).redacted();
+        } catch (RuntimeException e) {
+            return "the backend"; // opening reports a URI it cannot parse itself, in its own words
+        }
+    }
+
     /**
      * @param uri the backend URI
      * @param wait how long the command may wait in all, or null for no bound but the backend's own
@@ -39,7 +48,7 @@ final class BoundedOpen {
             return opening.get(bound.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             opening.thenAccept(LockProvider::close); // opened too late: nobody uses it
-            throw new LockBackendException("the backend did not answer within " + Durations.format(bound)
+            throw new LockBackendException(describe(uri) + " did not answer within " + Durations.format(bound)
                     + " (-w) while connecting", "check that its server runs, is reachable and has a quorum", null);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();

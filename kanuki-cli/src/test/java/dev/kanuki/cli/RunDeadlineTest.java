@@ -50,5 +50,6 @@ class RunDeadlineTest {
         assertTrue(took < WAIT_MILLIS + STARTUP_SLACK_MILLIS, "run -w 2s on " + uri + " took " + took + "ms: "
                 + r.err());
         assertEquals(1, r.errLines().stream().filter(l -> l.startsWith("kanuki: ")).count(), r.err());
+        assertTrue(r.err().contains("127.0.0.1:" + silent.getLocalPort()), "the message names the server: " + r.err());
     }
 }
