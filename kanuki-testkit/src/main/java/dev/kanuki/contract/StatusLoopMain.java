@@ -17,6 +17,7 @@ public final class StatusLoopMain {
 
     /**
      * @param args the backend URI, the lock name, the stop file
+     * @throws Exception when the backend fails: the parent sees a non-zero exit and the trace
      */
     public static void main(String[] args) throws Exception {
         Path stop = Path.of(args[2]);
