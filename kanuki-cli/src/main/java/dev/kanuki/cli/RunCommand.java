@@ -120,10 +120,13 @@ final class RunCommand implements Callable<Integer> {
         CliLogging.quiet("dev.kanuki.engine.EngineHandle");
         PrintWriter err = err();
         SqliteNative.prepareFor(backend);
+        long start = System.nanoTime();
         try (CommandProcess.Launcher launcher = CommandProcess.launcher();
-                LockProvider provider = LockProvider.open(backendWithLease())) {
+                LockProvider provider = BoundedOpen.open(backendWithLease(), wait)) {
             DistributedLock lock = shared ? provider.readWriteLock(name).readLock() : provider.lock(name);
-            Duration timeout = noWait ? Duration.ZERO : wait != null ? wait : ChronoUnit.FOREVER.getDuration();
+            // -w counts from the start: the time opening took is not waited again
+            Duration timeout = noWait ? Duration.ZERO : wait != null
+                    ? max(Duration.ZERO, wait.minusNanos(System.nanoTime() - start)) : ChronoUnit.FOREVER.getDuration();
             LockHandle handle;
             try {
                 handle = lock.acquire(timeout);
@@ -136,6 +139,10 @@ final class RunCommand implements Callable<Integer> {
                 return runHolding(provider, handle, cmd, launcher, err);
             }
         }
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
     }
 
     /** @return standard error: picocli's, or the quick path's when no picocli model was built */

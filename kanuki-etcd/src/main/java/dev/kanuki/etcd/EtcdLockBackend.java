@@ -71,16 +71,36 @@ final class EtcdLockBackend implements LockBackend {
     private final EtcdSession.Holder sessions;
     /** Acquisitions sent but not answered in time, and whether the engine has given them up. */
     private final Map<LockRequest, Boolean> late = new ConcurrentHashMap<>();
-    private static final Duration FIRST_ANSWER = Duration.ofSeconds(20);
+    /**
+     * The longest a release, or the revocation of the lease at close, waits for an answer before it
+     * goes on in the background: a caller closing a handle without a quorum must not wait a
+     * whole request timeout.
+     */
+    static final Duration CLOSE_WAIT = Duration.ofSeconds(1);
+    /** How long one try to reach a member at open waits. */
+    private static final Duration CONNECT_TRY = Duration.ofSeconds(1);
+    /** The pause before an acquisition tries again after a member failed it in passing (an election, a reset). */
+    private static final long TRANSIENT_RETRY_MILLIS = 100;
     /** A release retried soon at first (an election takes a second or two), later at most a second apart. */
     private static final long FIRST_RETRY_MILLIS = 200;
     private static final long MAX_RETRY_MILLIS = 1000;
     /** Keys whose release is still being retried: this provider's {@code status} calls them stale. */
     private final java.util.Set<ByteSequence> pendingReleases = ConcurrentHashMap.newKeySet();
-    private volatile boolean answered;
 
+    /**
+     * Connects: waits, at most {@code timeout}, until a member answers a read it serves by itself
+     * (no quorum needed), so that the gRPC client is loaded and connected before the first
+     * acquisition, whose budget may be as short as a second. A refused connection on every
+     * endpoint fails at once.
+     */
     EtcdLockBackend(List<String> endpoints, String user, String password, String prefix, String scope, Duration timeout) {
-        ClientBuilder builder = Client.builder().endpoints(endpoints.toArray(String[]::new)).connectTimeout(timeout);
+        ClientBuilder builder = Client.builder().endpoints(endpoints.toArray(String[]::new)).connectTimeout(timeout)
+                // jetcd's default waits for a server that may never come: a call on a channel that
+                // cannot connect would wait out its caller's whole deadline, or forever. Fail it.
+                .waitForReady(false)
+                // jetcd's own retries of a failed call (another member after a reset): short, so
+                // that kanuki's deadline, not a retry schedule of seconds, decides.
+                .retryDelay(50).retryMaxDelay(250);
         if (user != null) {
             builder.user(bytes(user)).password(bytes(password == null ? "" : password));
         }
@@ -91,9 +111,41 @@ final class EtcdLockBackend implements LockBackend {
         this.scope = scope;
         this.timeout = timeout;
         this.sessions = new EtcdSession.Holder(client.getLeaseClient(), this::await);
-        // Start connecting now, in the background, so that the first acquisition does not pay for it.
-        kv.get(bytes(keyPrefix), GetOption.builder().withCountOnly(true).build())
-                .whenComplete((r, e) -> answered |= r != null);
+        try {
+            connect();
+        } catch (RuntimeException e) {
+            client.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Waits until a member answers, at most {@code timeout}. One try waits at most a second: the
+     * client spreads its calls over the endpoints, so the next try may reach a member that answers
+     * sooner than one still starting up. A refused connection fails; no answer in time does not:
+     * a new JVM on a loaded machine can take longer than that to load and start the gRPC client,
+     * and every acquisition keeps its own deadline anyway (it tries again within it).
+     */
+    private void connect() {
+        long until = System.nanoTime() + timeout.toNanos();
+        GetOption local = GetOption.builder().withCountOnly(true).withSerializable(true).build();
+        while (true) {
+            long left = until - System.nanoTime();
+            try {
+                await(kv.get(bytes(keyPrefix), local), "connecting",
+                        Duration.ofNanos(Math.max(1_000_000, Math.min(left, CONNECT_TRY.toNanos()))));
+                return;
+            } catch (LockBackendException e) {
+                if (!(e.getCause() instanceof TimeoutException)) {
+                    throw e;
+                }
+                if (until - System.nanoTime() <= 0) {
+                    LOG.debug("etcd at {} has not answered within {}ms of opening; each call keeps its own deadline",
+                            scope, timeout.toMillis());
+                    return;
+                }
+            }
+        }
     }
 
     @Override
@@ -118,8 +170,17 @@ final class EtcdLockBackend implements LockBackend {
         ByteSequence key = key(request.name());
         ByteSequence value = bytes(encode(request.owner(), request.name()));
         for (int attempt = 0; ; attempt++) {
-            Duration budget = request.callTimeout(timeout); // the caller's deadline bounds every call
-            EtcdSession session = sessions.current(request.lease(), budget);
+            EtcdSession session;
+            try {
+                // the caller's deadline bounds every call
+                session = sessions.current(request.lease(), request.callTimeout(timeout));
+            } catch (LockBackendException e) {
+                if (retryAfterPassingFailure(request, e)) {
+                    continue;
+                }
+                throw e;
+            }
+            Duration budget = request.callTimeout(timeout); // what the lease's call left of the deadline
             TxnResponse r;
             CompletableFuture<TxnResponse> sent = kv.txn()
                     .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
@@ -135,6 +196,9 @@ final class EtcdLockBackend implements LockBackend {
                 }
                 if (attempt == 0 && EtcdSession.isLeaseGone(e)) {
                     session.markDead(); // expired between our check and the put: one more try on a new lease
+                    continue;
+                }
+                if (retryAfterPassingFailure(request, e)) {
                     continue;
                 }
                 throw e;
@@ -156,6 +220,41 @@ final class EtcdLockBackend implements LockBackend {
             }
             return Optional.empty();
         }
+    }
+
+    /**
+     * Whether a failed call is worth another try within the caller's deadline, after a short
+     * pause: a call that got no answer within the request timeout while the caller's deadline
+     * runs longer, or that a member failed in passing (no leader during an election, a connection
+     * reset; etcd answers both as {@code UNAVAILABLE}). Never a refused connection (nothing
+     * listens: fail at once), nor when the deadline leaves no time for another try.
+     */
+    private boolean retryAfterPassingFailure(LockRequest request, LockBackendException e) {
+        Throwable cause = e.getCause() == null ? e : e.getCause();
+        boolean passing = cause instanceof TimeoutException
+                || io.grpc.Status.fromThrowable(cause).getCode() == io.grpc.Status.Code.UNAVAILABLE;
+        if (!passing || isRefused(e) || request.timeLeft().toMillis() <= TRANSIENT_RETRY_MILLIS) {
+            return false;
+        }
+        LOG.debug("etcd at {} failed an acquisition in passing ({}); trying again within the caller's deadline", scope,
+                e.getMessage());
+        try {
+            Thread.sleep(TRANSIENT_RETRY_MILLIS);
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("interrupted while acquiring on etcd at " + scope, null, interrupted);
+        }
+        return true;
+    }
+
+    /** @return whether a failure's cause is a connection that nothing accepted */
+    static boolean isRefused(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.net.ConnectException || String.valueOf(t.getMessage()).contains("Connection refused")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -245,7 +344,7 @@ final class EtcdLockBackend implements LockBackend {
     }
 
     private void deleteIfRevision(ByteSequence key, long createRevision) {
-        await(deleteAsync(key, createRevision), "releasing");
+        await(deleteAsync(key, createRevision), "releasing", CLOSE_WAIT.compareTo(timeout) < 0 ? CLOSE_WAIT : timeout);
     }
 
     private CompletableFuture<TxnResponse> deleteAsync(ByteSequence key, long createRevision) {
@@ -383,23 +482,19 @@ final class EtcdLockBackend implements LockBackend {
         return await(request, what, timeout);
     }
 
-    /**
-     * Waits for a request at most {@code limit}; until the first answer, at least
-     * {@link #FIRST_ANSWER}: a new JVM loads the gRPC client and connects first, which takes
-     * seconds on a loaded machine (an unreachable server still fails at once: connection refused).
-     */
+    /** Waits for a request at most {@code limit}: kanuki's deadline, not the client's retries, decides. */
     <T> T await(CompletableFuture<T> request, String what, Duration limit) {
-        Duration wait = answered || limit.compareTo(FIRST_ANSWER) >= 0 ? limit : FIRST_ANSWER;
         try {
-            T result = request.get(wait.toMillis(), TimeUnit.MILLISECONDS);
-            answered = true;
-            return result;
+            return request.get(limit.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            limit = wait;
             throw new LockBackendException("etcd at " + scope + " did not answer within " + limit.toMillis() + "ms ("
                     + what + ")", "check that the etcd cluster runs, is reachable and has a quorum", e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
+            if (isRefused(cause)) {
+                throw new LockBackendException("etcd at " + scope + " refused the connection (" + what + ")",
+                        "check that etcd runs there and listens for clients on that port", cause);
+            }
             throw new LockBackendException("etcd at " + scope + " failed (" + what + "): " + cause.getMessage(),
                     "check that the etcd cluster runs, is reachable and has a quorum", cause);
         } catch (InterruptedException e) {

@@ -12,8 +12,9 @@ import java.util.stream.Collectors;
 /**
  * Makes the etcd backend for {@code etcd://[user:password@]host[:port][,host2[:port]...][/prefix]}
  * (etcd v3 API over gRPC; port 2379 by default; keys under {@code /prefix}, default
- * {@code /kanuki}). Options: {@code timeout} (each request's deadline, default 5s) and the engine's
- * {@code lease}, {@code poll} and {@code waitThreads}. See {@link EtcdLockBackend}.
+ * {@code /kanuki}). Options: {@code timeout} (how long opening waits for a member, and each
+ * request's deadline; default 5s) and the engine's {@code lease}, {@code poll} and
+ * {@code waitThreads}. See {@link EtcdLockBackend}.
  */
 public final class EtcdLockBackendFactory implements LockBackendFactory {
     private static final Set<String> OPTIONS = Set.of("timeout");

@@ -138,7 +138,8 @@ final class EtcdSession {
             if (s != null && !s.dead) {
                 s.dead = true;
                 try {
-                    leases.revoke(s.id).get(2, TimeUnit.SECONDS);
+                    // bounded: without a quorum, closing must not hang; the lease then runs out by itself
+                    leases.revoke(s.id).get(EtcdLockBackend.CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
                 } catch (Exception e) {
                     // the lease runs out by itself
                 }

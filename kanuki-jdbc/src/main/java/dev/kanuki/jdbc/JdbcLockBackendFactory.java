@@ -95,6 +95,9 @@ public final class JdbcLockBackendFactory implements LockBackendFactory {
         if (dialect == Dialect.POSTGRESQL) {
             jdbcUrl = "jdbc:postgresql://" + at.hostPort() + "/" + at.database;
             props.putIfAbsent("connectTimeout", Long.toString(Math.max(1, connectTimeout.toSeconds())));
+            // connectTimeout bounds the TCP connect only: a server that accepts and never answers
+            // would hold the start-up handshake without it
+            props.putIfAbsent("loginTimeout", Long.toString(Math.max(1, connectTimeout.toSeconds())));
             props.putIfAbsent("tcpKeepAlive", "true");
             props.putIfAbsent("ApplicationName", "kanuki");
         } else {

@@ -229,9 +229,12 @@ abstract class SqlDialect {
         return BigDecimal.valueOf(Math.min(waitMillis(waitNanos), 366L * 24 * 3600 * 1000), 3);
     }
 
-    /** Bounds a waiting statement's socket read a little beyond the server-side timeout. */
+    /**
+     * Bounds a waiting statement's socket read a little beyond the server-side timeout: a server
+     * that stops answering fails the wait about when the caller's deadline passes.
+     */
     static int networkTimeoutFor(long waitMillis) {
-        long bound = waitMillis + 30_000;
+        long bound = waitMillis + SqlLockBackend.ACQUIRE_SLACK_MILLIS;
         return bound > Integer.MAX_VALUE ? 0 : (int) bound;
     }
 

@@ -72,6 +72,13 @@ final class SqlLockBackend implements LockBackend {
     static final int STATEMENT_TIMEOUT_MILLIS = 30_000;
     /** The socket read bound for {@link #verify}: a check that takes longer counts as a lost connection. */
     static final int VERIFY_TIMEOUT_MILLIS = 3_000;
+    /**
+     * What an acquisition's statements may take beyond the lock wait they ask the server for: a
+     * server that stops answering (paused, a black hole) breaks the connection by about the
+     * caller's deadline, not after {@link #STATEMENT_TIMEOUT_MILLIS}. Two seconds, so that a slow
+     * answer on a loaded machine is not taken for a dead server.
+     */
+    static final long ACQUIRE_SLACK_MILLIS = 2_000;
     /** Permits tried per statement. */
     private static final int PERMITS_PER_STATEMENT = 32;
     private static final long FIRST_PERMIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -229,7 +236,7 @@ final class SqlLockBackend implements LockBackend {
                     pool.giveBack(s);
                     return Optional.empty();
                 }
-                s.networkTimeout(STATEMENT_TIMEOUT_MILLIS);
+                s.networkTimeout(acquisitionTimeoutMillis(wait));
                 registerOnce(s, key);
                 boolean fenced = names.isFenced(key.recordId());
                 OptionalLong eagerToken = fenced ? dialect.lockAndIssue(s, key, request.mode(), request.owner(), wait)
@@ -247,7 +254,8 @@ final class SqlLockBackend implements LockBackend {
                 pool.discard(s); // the lock may have been granted as the cancel arrived: end the session
                 throw e;
             } catch (SQLException e) {
-                boolean diedWhileIdle = s.reused && s.failedConnection(e);
+                // Not a server that stopped answering: a new connection would wait for it again.
+                boolean diedWhileIdle = s.reused && s.failedConnection(e) && !timedOut(e);
                 pool.discard(s);
                 if (diedWhileIdle && attempt == 0) {
                     log.debug("an idle connection to {} had died; using a new one", pool.describe(), e);
@@ -288,7 +296,7 @@ final class SqlLockBackend implements LockBackend {
                 pool.giveBack(s);
                 return Optional.empty();
             } catch (SQLException e) {
-                boolean diedWhileIdle = s.reused && s.failedConnection(e);
+                boolean diedWhileIdle = s.reused && s.failedConnection(e) && !timedOut(e);
                 pool.discard(s);
                 if (diedWhileIdle && attempt == 0) {
                     continue;
@@ -354,6 +362,22 @@ final class SqlLockBackend implements LockBackend {
      *
      * @return the wait left once the grace is over, or -1 when the grace outlasts the wait
      */
+    /** @return whether a statement failed because the server did not answer within the network timeout */
+    static boolean timedOut(SQLException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.net.SocketTimeoutException || t instanceof java.sql.SQLTimeoutException
+                    || String.valueOf(t.getMessage()).contains("Read timed out")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return the network timeout of an acquisition that asks the server to wait {@code waitNanos} */
+    static int acquisitionTimeoutMillis(long waitNanos) {
+        return (int) Math.min(STATEMENT_TIMEOUT_MILLIS, TimeUnit.NANOSECONDS.toMillis(waitNanos) + ACQUIRE_SLACK_MILLIS);
+    }
+
     private long afterGrace(SqlSession s, long waitNanos) throws InterruptedException {
         long grace = s.graceLeftNanos();
         if (grace == 0) {
@@ -393,7 +417,9 @@ final class SqlLockBackend implements LockBackend {
                 names.fenced(g.key.recordId(), false); // this holder did not use it: back to tokens on demand
             }
             try {
-                g.session.networkTimeout(STATEMENT_TIMEOUT_MILLIS);
+                // Not answered in time, the connection is closed instead: that frees a session
+                // lock as well, as soon as the server sees it closed; the caller is not held up.
+                g.session.networkTimeout((int) ACQUIRE_SLACK_MILLIS);
                 reusable = dialect.unlock(g.session, g.key, g.mode);
                 if (!reusable) {
                     log.warn("lock '{}' was no longer held by its session when released on {}: it had been lost",

@@ -236,6 +236,36 @@ abstract class ServerFailureScenarios {
         }
     }
 
+    /**
+     * A server that stops answering (its connections stall, as a paused server's or a black
+     * hole's do): an acquisition on an open provider gives up by its deadline, and closing a held
+     * handle returns within seconds, not after the statements' 30 s network timeout.
+     */
+    @Test
+    void anAcquisitionKeepsItsDeadlineWhenTheServerStopsAnswering() throws Exception {
+        String uri = uri(GRACE);
+        awaitGraceOver(uri);
+        try (dev.kanuki.testkit.TcpProxy proxy = dev.kanuki.testkit.TcpProxy.to(server().host(), server().port());
+             LockProvider locks = LockProvider.open(uri.replace(":" + server().port() + "/", ":" + proxy.port() + "/"))) {
+            locks.lock("stalled").acquire(Duration.ofSeconds(30)).close(); // connected, an idle session kept
+            proxy.stall();
+            long start = System.nanoTime();
+            assertThrows(dev.kanuki.LockException.class, () -> locks.lock("stalled").acquire(Duration.ofSeconds(2)));
+            long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(took < 2_000 + 3_000, "acquire(2s) with the server not answering took " + took + "ms");
+            proxy.resume();
+            LockHandle held = locks.lock("stalled").acquire(Duration.ofSeconds(30));
+            proxy.stall();
+            start = System.nanoTime();
+            held.close(); // the unlock is not answered: its connection is closed instead
+            took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            // a check of the lock in progress (at most VERIFY_TIMEOUT_MILLIS) may come first
+            assertTrue(took < SqlLockBackend.VERIFY_TIMEOUT_MILLIS + SqlLockBackend.ACQUIRE_SLACK_MILLIS + 3_000,
+                    "closing a held handle with the server not answering took " + took + "ms");
+            proxy.resume();
+        }
+    }
+
     /** Waits until a provider on {@code uri} can grant (the server may have just been restarted by another test). */
     private static void awaitGraceOver(String uri) throws InterruptedException {
         try (LockProvider p = LockProvider.open(uri)) {

@@ -174,7 +174,8 @@ final class MemcachedLockBackend implements LockBackend {
             x = node.call(facts -> fence
                     ? List.of(MetaRequest.add(keys.lock(), value, ttl), MetaRequest.of("mg " + keys.lock() + " c v"),
                             increment(keys, facts))
-                    : List.of(MetaRequest.add(keys.lock(), value, ttl), MetaRequest.of("mg " + keys.lock() + " c v")));
+                    : List.of(MetaRequest.add(keys.lock(), value, ttl), MetaRequest.of("mg " + keys.lock() + " c v")),
+                    request.callTimeout(timeout)); // the caller's deadline, not only the server's timeout
         } catch (RuntimeException e) {
             uncertain.add(request);
             throw e;

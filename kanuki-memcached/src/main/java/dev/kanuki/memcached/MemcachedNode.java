@@ -78,7 +78,15 @@ final class MemcachedNode implements AutoCloseable {
      * @throws LockBackendException when the server cannot be reached or did not answer in time
      */
     Exchange call(Function<ServerFacts, List<MetaRequest>> build) {
-        long deadline = System.nanoTime() + timeoutNanos;
+        return call(build, Duration.ofNanos(timeoutNanos));
+    }
+
+    /**
+     * As {@link #call(Function)}, waiting at most {@code limit} (connecting included): an
+     * acquisition passes what its caller's deadline leaves ({@link dev.kanuki.spi.LockRequest#callTimeout}).
+     */
+    Exchange call(Function<ServerFacts, List<MetaRequest>> build, Duration limit) {
+        long deadline = System.nanoTime() + Math.min(timeoutNanos, limit.toNanos());
         MetaConnection before = connection;
         boolean reused = before != null && before.isOpen();
         try {

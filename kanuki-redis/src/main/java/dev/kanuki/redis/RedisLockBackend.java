@@ -70,6 +70,8 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     private final RedisClient client;
     private final ClientResources resources;
     private final StatefulRedisConnection<String, String> connection;
+    /** Each command's bound (the URI's {@code timeout}); an acquisition's is cut to its caller's deadline. */
+    private final Duration timeout;
     private final RedisCommands<String, String> redis;
     private final String scope;
     private final Script acquire;
@@ -100,6 +102,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
 
     RedisLockBackend(RedisURI uri, String scope, Duration timeout, java.io.File trusted) {
         this.scope = scope;
+        this.timeout = timeout;
         // One I/O thread for both connections: a hand-over arrives on the pub/sub connection, and
         // the holder's next command (often the release) then goes out through the thread that just
         // ran, not one that has slept since the last command; it also keeps a provider's threads few.
@@ -176,13 +179,14 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
             // SET NX PX, bare or with the token: fails while anyone holds the name, readers included
             // (their mark)
             if (fence) {
-                Long n = setWithToken.run(ScriptOutputType.INTEGER, new String[] {keys.lock(), keys.fence()}, value,
-                        Long.toString(lease));
+                Long n = setWithToken.runWithin(request.callTimeout(timeout), ScriptOutputType.INTEGER,
+                        new String[] {keys.lock(), keys.fence()}, value, Long.toString(lease));
                 if (n != null && n >= 0) {
                     return Optional.of(new RedisGrant(keys, LockMode.EXCLUSIVE, value, request.name(), true, n,
                             holdIfInLine(id)));
                 }
-            } else if ("OK".equals(call(() -> redis.set(keys.lock(), value, setNxArgs(lease))))) {
+            } else if ("OK".equals(within(request.callTimeout(timeout),
+                    connection.async().set(keys.lock(), value, setNxArgs(lease))))) {
                 return Optional.of(new RedisGrant(keys, LockMode.EXCLUSIVE, value, request.name(), false, 0,
                         holdIfInLine(id)));
             }
@@ -197,7 +201,8 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         InLine line = waits ? inLine.computeIfAbsent(id, k -> new InLine()) : null;
         String entry = line == null ? "" : line.entry(() -> channels.inbox() + "\t" + id + "\t" + lease + "\t"
                 + (fence ? "1" : "0") + "\t" + value);
-        List<Object> result = acquire.run(ScriptOutputType.MULTI, keys.forAcquire(), code(request.mode()), value,
+        List<Object> result = acquire.runWithin(request.callTimeout(timeout), ScriptOutputType.MULTI, keys.forAcquire(),
+                code(request.mode()), value,
                 Long.toString(lease), Integer.toString(request.permits()), fence ? "1" : "0", entry);
         long answer = ((Number) result.get(1)).longValue();
         if (((Number) result.get(0)).longValue() == 1) {
@@ -503,6 +508,26 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         }
     }
 
+    /**
+     * Waits for a command at most {@code limit}: an acquisition passes what its caller's deadline
+     * leaves ({@code LockRequest.callTimeout}), so that a server that stops answering fails it by
+     * that deadline, not after the connection's own command timeout.
+     */
+    private <T> T within(Duration limit, java.util.concurrent.CompletionStage<T> command) {
+        try {
+            return command.toCompletableFuture().get(limit.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new LockBackendException("Redis at " + scope + " did not answer within " + limit.toMillis()
+                    + "ms (acquiring)", "check that the Redis server runs and is reachable", e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable cause = e.getCause();
+            throw failed(scope, cause instanceof RuntimeException r ? r : new RedisException(cause));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("interrupted while acquiring on Redis at " + scope, null, e);
+        }
+    }
+
     /** @return the error for a failed command: it names the server and what to check */
     static LockBackendException failed(String scope, RuntimeException e) {
         LockBackendException named = RedisErrors.recognised(scope, null, e); // e.g. NOAUTH after a restart
@@ -532,6 +557,15 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
                 }
             }
             return call(() -> redis.eval(source, type, keys, args));
+        }
+
+        /** Waits for the reply at most {@code limit} (see {@link #within}). */
+        <T> T runWithin(Duration limit, ScriptOutputType type, String[] keys, String... args) {
+            java.util.concurrent.CompletionStage<T> sent = connection.async().<T>evalsha(sha, type, keys, args)
+                    .exceptionallyCompose(e -> String.valueOf(e.getMessage()).contains("NOSCRIPT")
+                            ? connection.async().<T>eval(source, type, keys, args)
+                            : java.util.concurrent.CompletableFuture.failedFuture(e));
+            return within(limit, sent);
         }
 
         /** Without waiting for the reply; an integer script. */

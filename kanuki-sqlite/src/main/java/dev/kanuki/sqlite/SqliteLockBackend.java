@@ -262,13 +262,7 @@ final class SqliteLockBackend implements LockBackend {
                 }
                 record = null;
             }
-            // Probe by trying the lock and at once giving it back, as `kanuki-file` does with the OS lock.
-            if (session.beginImmediate()) {
-                session.rollback();
-                state = LockStatus.State.FREE;
-            } else {
-                state = LockStatus.State.HELD;
-            }
+            state = probe(session);
             giveBack(session);
             if (record != null && !record.name().equals(name)) {
                 log.warn("lock database {} records lock '{}', not '{}'", path, SafeNames.printable(record.name()),
@@ -306,6 +300,25 @@ final class SqliteLockBackend implements LockBackend {
     }
 
     /**
+     * Whether a lock database's write lock is held, without disturbing an acquirer: read from the
+     * kernel's lock table where it can tell ({@link WalWriteLock}), else by trying the write lock
+     * and giving it back at once (an acquirer trying at that instant sees the lock busy).
+     *
+     * @param session an open session on the database, after a read (so that WAL's shared memory is open)
+     */
+    private static LockStatus.State probe(SqliteSession session) throws SQLException {
+        Optional<Boolean> held = WalWriteLock.isHeld(session.path);
+        if (held.isPresent()) {
+            return held.get() ? LockStatus.State.HELD : LockStatus.State.FREE;
+        }
+        if (session.beginImmediate()) {
+            session.rollback();
+            return LockStatus.State.FREE;
+        }
+        return LockStatus.State.HELD;
+    }
+
+    /**
      * Every lock database in the directory (every name ever locked there), with its record and
      * whether it is held now (probed as {@link #status} does).
      */
@@ -327,13 +340,7 @@ final class SqliteLockBackend implements LockBackend {
                     giveBack(session);
                     continue; // empty, or not the database of the name it records
                 }
-                LockStatus.State state;
-                if (session.beginImmediate()) {
-                    session.rollback();
-                    state = LockStatus.State.FREE;
-                } else {
-                    state = LockStatus.State.HELD;
-                }
+                LockStatus.State state = probe(session);
                 giveBack(session);
                 out.add(new LockStatus(record.name(), state, Optional.ofNullable(record.owner()), record.token()));
             } catch (SQLException e) {

@@ -14,6 +14,7 @@ import dev.kanuki.DistributedLock;
 import dev.kanuki.DistributedReadWriteLock;
 import dev.kanuki.DistributedSemaphore;
 import dev.kanuki.LeaseKind;
+import dev.kanuki.LockBackendException;
 import dev.kanuki.LockException;
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockLostException;
@@ -126,6 +127,34 @@ public abstract class LockProviderContract {
     }
 
     /**
+     * The store of {@link #uri} moved to a loopback port where nothing listens, for backends that
+     * talk to servers. The default replaces the host and port part of a {@code scheme://} URI
+     * (every server of a list) and keeps user, path and options; backends without a server
+     * ({@code file:}, {@code sqlite:}, {@code mem:}) have none.
+     *
+     * @param closedPort a loopback port that refuses connections
+     * @return the URI, or empty when the backend has no server
+     */
+    protected Optional<String> refusingUri(int closedPort) {
+        String base = uri(tempDir);
+        int scheme = base.indexOf("://");
+        if (scheme < 0) {
+            return Optional.empty();
+        }
+        int from = scheme + 3;
+        int end = base.length();
+        for (char c : new char[] {'/', '?', '#'}) {
+            int i = base.indexOf(c, from);
+            if (i >= 0 && i < end) {
+                end = i;
+            }
+        }
+        int at = base.lastIndexOf('@', end - 1);
+        String user = at >= from ? base.substring(from, at + 1) : "";
+        return Optional.of(base.substring(0, from) + user + "127.0.0.1:" + closedPort + base.substring(end));
+    }
+
+    /**
      * Takes a held lock away behind its holder, the way an operator or a failure would for this
      * backend. The default breaks it by force through another provider on the same store; a
      * backend whose locks cannot be broken that way overrides this (ending the holder's server
@@ -164,6 +193,84 @@ public abstract class LockProviderContract {
     }
 
     // ------------------------------------------------------------------ exclusion
+
+    /**
+     * Watching a lock never makes an acquisition fail: a {@code status} loop in another process
+     * (as {@code kanuki status} in a loop) beside a {@code tryAcquire} loop on a lock nobody else
+     * takes must cause no busy answer. An inspection that tries the lock to see whether it is
+     * held, however briefly, fails this.
+     */
+    @Test
+    void inspectionInAnotherProcessNeverMakesATryFail() throws Exception {
+        assumeTrue(caps().crossProcess(), provider.uri() + " is not shared with other processes");
+        final int tries = 1_000;
+        DistributedLock lock = provider.lock(lockName);
+        lock.tryAcquire().orElseThrow().close(); // whatever the store keeps for a name exists before the watcher looks
+        Path stop = tempDir.resolve("status-loop.stop");
+        Path errors = tempDir.resolve("status-loop.err");
+        String javaCommand = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process watcher = new ProcessBuilder(javaCommand, "-cp", System.getProperty("java.class.path"),
+                StatusLoopMain.class.getName(), uri(tempDir), lockName, stop.toString())
+                .redirectError(errors.toFile()).start();
+        int busy = 0;
+        long reads;
+        try (java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(
+                watcher.getInputStream(), java.nio.charset.StandardCharsets.UTF_8))) {
+            assertEquals("READY", out.readLine(), () -> "the status loop did not start: " + readQuietly(errors));
+            for (int i = 0; i < tries; i++) {
+                Optional<LockHandle> handle = lock.tryAcquire();
+                if (handle.isEmpty()) {
+                    busy++;
+                } else {
+                    handle.get().close();
+                }
+            }
+            Files.createFile(stop);
+            assertTrue(watcher.waitFor(60, TimeUnit.SECONDS), "the status loop did not stop");
+            String last = out.readLine();
+            assertEquals(0, watcher.exitValue(), () -> "the status loop failed: " + readQuietly(errors));
+            reads = Long.parseLong(String.valueOf(last).trim());
+        } finally {
+            watcher.destroyForcibly();
+        }
+        // the watcher must have run beside the tries, or this test could not fail
+        assertTrue(reads >= 20, "only " + reads + " status reads ran beside " + tries + " tries");
+        assertEquals(0, busy, busy + " of " + tries + " tries of a free lock saw it busy beside " + reads
+                + " status reads in another process");
+    }
+
+    private static String readQuietly(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (java.io.IOException e) {
+            return "(unreadable: " + e + ")";
+        }
+    }
+
+    /**
+     * A server that refuses connections (nothing listens on its port) fails opening or the first
+     * call at once with a {@link LockBackendException}, long before the caller's deadline: no
+     * client library's reconnect loop waits for a server that is not there.
+     */
+    @Test
+    void aRefusedConnectionFailsAtOnce() throws Exception {
+        int port;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = socket.getLocalPort(); // closed again at once: nothing listens there now
+        }
+        Optional<String> refusing = refusingUri(port);
+        assumeTrue(refusing.isPresent(), provider.uri() + " talks to no server whose connections could be refused");
+        long start = System.nanoTime();
+        LockException e = assertThrows(LockException.class, () -> {
+            try (LockProvider other = LockProvider.open(refusing.get())) {
+                other.lock(lockName).acquire(Duration.ofSeconds(20));
+            }
+        });
+        long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertTrue(e instanceof LockBackendException, "not a backend error: " + e);
+        assertTrue(took < 1_000 + 2 * TIMING_SLACK.toMillis(), "a refused connection took " + took
+                + "ms to fail (acquire(20s)): " + e.getMessage());
+    }
 
     @Test
     void exclusionBetweenThreads() throws Exception {

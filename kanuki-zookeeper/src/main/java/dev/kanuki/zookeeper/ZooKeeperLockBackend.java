@@ -95,6 +95,13 @@ final class ZooKeeperLockBackend implements LockBackend {
     private static final int BUSY_MAX = 4096;
     /** Queue directories whose removal is scheduled ({@link #removeQueueIfEmpty}). */
     private final Set<String> pendingQueueDeletes = ConcurrentHashMap.newKeySet();
+    /**
+     * The longest a release waits for its answer before it goes on in the background: a caller
+     * closing a handle without a quorum must not wait a whole request timeout.
+     */
+    static final Duration CLOSE_WAIT = Duration.ofSeconds(1);
+    /** How long opening waits for a session before it checks whether every server refuses connections. */
+    private static final long FIRST_CONNECT_MILLIS = 250;
     /** Sends the scheduled removals and the retried releases; made on first use. */
     private ScheduledExecutorService laterDeletes;
 
@@ -122,8 +129,20 @@ final class ZooKeeperLockBackend implements LockBackend {
         });
         client.start();
         boolean connected;
+        long until = System.nanoTime() + timeout.toNanos();
         try {
-            connected = client.blockUntilConnected(Math.toIntExact(timeout.toMillis()), TimeUnit.MILLISECONDS);
+            connected = client.blockUntilConnected(Math.toIntExact(Math.min(FIRST_CONNECT_MILLIS, timeout.toMillis())),
+                    TimeUnit.MILLISECONDS);
+            if (!connected && ServerProbe.everyServerRefuses(connectString, timeout)) {
+                client.close();
+                throw new LockBackendException("ZooKeeper at " + scope + " refused the connection",
+                        "check that ZooKeeper runs there and listens for clients on that port", null);
+            }
+            long left = until - System.nanoTime();
+            if (!connected && left > 0) {
+                connected = client.blockUntilConnected(Math.toIntExact(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left))),
+                        TimeUnit.MILLISECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             connected = false;
@@ -476,11 +495,12 @@ final class ZooKeeperLockBackend implements LockBackend {
         if (g.queueDir != null) {
             deleted.thenAccept(ours -> removeQueueIfEmpty(g.queueDir));
         }
+        Duration wait = CLOSE_WAIT.compareTo(timeout) < 0 ? CLOSE_WAIT : timeout;
         try {
-            calls.await(deleted, "releasing", timeout);
+            calls.await(deleted, "releasing", wait);
         } catch (LockBackendException e) {
             LOG.warn("release of a ZooKeeper lock at {} not confirmed within {}ms ({}); retrying in the background"
-                    + " until its node is deleted or its session ends", scope, timeout.toMillis(), e.getMessage());
+                    + " until its node is deleted or its session ends", scope, wait.toMillis(), e.getMessage());
         }
     }
 
