@@ -31,7 +31,10 @@ import jdk.jfr.consumer.RecordingFile;
  * rest a name of their own. All threads start together. A JFR recording of
  * {@code jdk.VirtualThreadPinned} with threshold 0 ms (every pinned park, however short) runs
  * meanwhile; an event is counted as kanuki's when a frame of its stack is in kanuki's library
- * code ({@code dev.kanuki} outside the benchmarks and the test kit).
+ * code ({@code dev.kanuki} outside the benchmarks and the test kit). A warm-up with a tenth of
+ * the threads (on other names) runs first, recorded apart: the first threads through a path
+ * load and initialize its classes, and a virtual thread waiting for that is pinned whatever the
+ * code (the VM's frames are on its stack).
  *
  * <p>Reports per backend: threads served (acquired, checked alone on a shared name, released),
  * wall time, pinned events in all and kanuki's, and the load average. PostgreSQL and Redis run on
@@ -53,9 +56,13 @@ public final class VirtualThreadsBench {
     private VirtualThreadsBench() {
     }
 
-    /** What one backend's run found. */
-    private record Result(String backend, int threads, int served, double seconds, int pinned, int pinnedByKanuki,
-                          double load, List<String> failures, List<String> kanukiStacks) {
+    /** What one run of the threads found. */
+    private record Phase(int threads, int served, double seconds, int pinned, int pinnedByKanuki, List<String> failures,
+                         List<String> kanukiStacks) {
+    }
+
+    /** What one backend's runs found: a warm-up, then the measured run, each recorded. */
+    private record Result(String backend, Phase warmUp, Phase run, double load) {
     }
 
     public static void main(String[] args) throws Exception {
@@ -105,29 +112,46 @@ public final class VirtualThreadsBench {
             BenchFiles.deleteQuietly(work);
         }
         System.out.println();
-        System.out.printf(Locale.ROOT, "%-9s %8s %8s %9s %8s %8s %6s%n", "backend", "threads", "served", "wall s",
-                "pinned", "kanuki", "load");
+        System.out.printf(Locale.ROOT, "%-9s %8s %8s %9s %8s %8s %16s %6s%n", "backend", "threads", "served", "wall s",
+                "pinned", "kanuki", "warm-up pinned/k", "load");
         for (Result r : results) {
-            System.out.printf(Locale.ROOT, "%-9s %8d %8d %9.2f %8d %8d %6.2f%n", r.backend(), r.threads(), r.served(),
-                    r.seconds(), r.pinned(), r.pinnedByKanuki(), r.load());
+            System.out.printf(Locale.ROOT, "%-9s %8d %8d %9.2f %8d %8d %16s %6.2f%n", r.backend(), r.run().threads(),
+                    r.run().served(), r.run().seconds(), r.run().pinned(), r.run().pinnedByKanuki(),
+                    r.warmUp().pinned() + "/" + r.warmUp().pinnedByKanuki(), r.load());
         }
         boolean allGood = true;
         for (Result r : results) {
-            if (r.served() != r.threads() || r.pinnedByKanuki() > 0) {
+            Phase run = r.run();
+            if (run.served() != run.threads() || r.warmUp().served() != r.warmUp().threads() || run.pinnedByKanuki() > 0) {
                 allGood = false;
             }
-            for (String failure : r.failures()) {
-                System.out.println(r.backend() + ": failed: " + failure);
-            }
-            for (String stack : r.kanukiStacks()) {
-                System.out.println(r.backend() + ": pinned in kanuki:\n" + stack);
+            for (Phase phase : List.of(r.warmUp(), run)) {
+                String what = r.backend() + (phase == run ? "" : " warm-up");
+                for (String failure : phase.failures()) {
+                    System.out.println(what + ": failed: " + failure);
+                }
+                for (String stack : phase.kanukiStacks()) {
+                    System.out.println(what + ": pinned in kanuki:\n" + stack);
+                }
             }
         }
         System.exit(allGood ? 0 : 1);
     }
 
     private static Result run(String backend, String uri, int threads, int inFlight, Path work) throws Exception {
-        Path jfr = work.resolve(backend + ".jfr");
+        try (LockProvider provider = LockProvider.open(uri)) {
+            Phase warmUp = phase(provider, "vt-warm-", Math.max(1, threads / 10), inFlight, work.resolve(backend + "-warm.jfr"));
+            Phase run = phase(provider, "vt-", threads, inFlight, work.resolve(backend + ".jfr"));
+            double load = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+            System.out.printf(Locale.ROOT, "%-9s served %d/%d in %.2f s; pinned events %d, in kanuki's code %d"
+                            + " (warm-up: %d, %d); load %.2f%n", backend, run.served(), threads, run.seconds(), run.pinned(),
+                    run.pinnedByKanuki(), warmUp.pinned(), warmUp.pinnedByKanuki(), load);
+            return new Result(backend, warmUp, run, load);
+        }
+    }
+
+    /** Starts {@code threads} virtual threads together, each taking and giving back one lock, under a JFR recording. */
+    private static Phase phase(LockProvider provider, String prefix, int threads, int inFlight, Path jfr) throws Exception {
         AtomicInteger served = new AtomicInteger();
         ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
         AtomicInteger[] inside = new AtomicInteger[SHARED_NAMES];
@@ -136,17 +160,16 @@ public final class VirtualThreadsBench {
         }
         Semaphore admitted = new Semaphore(inFlight);
         double seconds;
-        try (Recording recording = new Recording(); LockProvider provider = LockProvider.open(uri)) {
+        try (Recording recording = new Recording()) {
             recording.enable("jdk.VirtualThreadPinned").withThreshold(Duration.ZERO).withStackTrace();
             recording.start();
             CountDownLatch go = new CountDownLatch(1);
             CountDownLatch done = new CountDownLatch(threads);
-            long t0;
             ExecutorService virtualThreads = newVirtualThreadPerTaskExecutor();
             try {
                 for (int i = 0; i < threads; i++) {
                     int shared = i % SHARED_NAMES == 0 ? (i / SHARED_NAMES) % SHARED_NAMES : -1;
-                    String name = shared >= 0 ? "vt-shared-" + shared : "vt-own-" + i;
+                    String name = shared >= 0 ? prefix + "shared-" + shared : prefix + "own-" + i;
                     virtualThreads.execute(() -> {
                         try {
                             go.await();
@@ -172,7 +195,7 @@ public final class VirtualThreadsBench {
                         }
                     });
                 }
-                t0 = System.nanoTime();
+                long t0 = System.nanoTime();
                 go.countDown();
                 if (!done.await(WAIT.toMinutes() * 2, TimeUnit.MINUTES)) {
                     failures.add("not all threads ended within " + WAIT.toMinutes() * 2 + " min");
@@ -184,7 +207,6 @@ public final class VirtualThreadsBench {
             recording.stop();
             recording.dump(jfr);
         }
-        double load = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
         int pinned = 0;
         int byKanuki = 0;
         List<String> stacks = new ArrayList<>();
@@ -202,9 +224,7 @@ public final class VirtualThreadsBench {
                 }
             }
         }
-        System.out.printf(Locale.ROOT, "%-9s served %d/%d in %.2f s; pinned events %d, in kanuki's code %d; load %.2f%n",
-                backend, served.get(), threads, seconds, pinned, byKanuki, load);
-        return new Result(backend, threads, served.get(), seconds, pinned, byKanuki, load, List.copyOf(failures), stacks);
+        return new Phase(threads, served.get(), seconds, pinned, byKanuki, List.copyOf(failures), stacks);
     }
 
     /** @return the event's stack when a frame of it is kanuki's library code, else null */
