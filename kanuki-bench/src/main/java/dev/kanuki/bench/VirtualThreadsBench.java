@@ -151,6 +151,7 @@ public final class VirtualThreadsBench {
     }
 
     /** Starts {@code threads} virtual threads together, each taking and giving back one lock, under a JFR recording. */
+    @SuppressWarnings("try") // the handle is only held
     private static Phase phase(LockProvider provider, String prefix, int threads, int inFlight, Path jfr) throws Exception {
         AtomicInteger served = new AtomicInteger();
         ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
@@ -234,6 +235,10 @@ public final class VirtualThreadsBench {
         }
         boolean ours = false;
         StringBuilder text = new StringBuilder();
+        if (event.hasField("pinnedReason")) { // JDK 24 and later say why, and what blocked
+            text.append("    (").append(event.getString("pinnedReason")).append("; ")
+                    .append(event.getString("blockingOperation")).append(")\n");
+        }
         for (RecordedFrame frame : event.getStackTrace().getFrames()) {
             String type = frame.getMethod().getType().getName();
             if (type.startsWith("dev.kanuki.") && !type.startsWith("dev.kanuki.bench.")

@@ -35,6 +35,7 @@ class VirtualThreadsTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"mem", "file"})
+    @SuppressWarnings("try") // the handle is only held
     void tenThousandVirtualThreadsAreAllServed(String backend) throws Exception {
         String uri = backend.equals("mem") ? "mem:virtual-threads-" + System.nanoTime() : "file:" + tempDir.resolve("locks");
         AtomicInteger served = new AtomicInteger();
