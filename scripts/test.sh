@@ -35,7 +35,8 @@ mvn -B -ntp verify "$@"
 
 # ---- Java 25 leg --------------------------------------------------------------------------------
 # Runs kanuki-core, the file, SQLite, JDBC and Redis backends and the contract suites in their tests
-# again on the newest JDK here, when that is 21 or later (virtual threads) and not the default one.
+# again on the newest JDK here, when that is 21 or later (virtual threads) and not the default one;
+# profile java25-leg (pom.xml) leaves out the slow fault and process tests, which the run above has.
 # KANUKI_JDK25=<a JDK's home> chooses the JDK; KANUKI_JDK25=none skips the leg.
 jdk_major() { # the feature version of the JDK at $1, from its release file ("1.8.0" -> 8)
   local v
