@@ -38,3 +38,40 @@ mvn -B -ntp verify "$@"
 # checksums) and build + run a consumer from README.md's Maven snippet. Reuses the build above.
 ./scripts/check-release.sh
 # --- end release shape ---------------------------------------------------------------------------
+
+# ---- Java 25 leg --------------------------------------------------------------------------------
+# Runs kanuki-core, the file, SQLite, JDBC and Redis backends and the contract suites in their tests
+# again on the newest JDK here, when that is 21 or later (virtual threads) and not the default one;
+# profile java25-leg (pom.xml) leaves out the slow fault and process tests, which the run above has.
+# KANUKI_JDK25=<a JDK's home> chooses the JDK; KANUKI_JDK25=none skips the leg.
+jdk_major() { # the feature version of the JDK at $1, from its release file ("1.8.0" -> 8)
+  local v
+  v=$(sed -n 's/^JAVA_VERSION="\(.*\)"$/\1/p' "$1/release" 2>/dev/null) || true
+  v=${v#1.}
+  v=${v%%[.+-]*}
+  case $v in '' | *[!0-9]*) ;; *) echo "$v" ;; esac
+}
+leg_jdk=${KANUKI_JDK25:-}
+if [ -z "$leg_jdk" ]; then
+  best=0
+  for home in /usr/lib/jvm/*/; do
+    home=${home%/}
+    [ -x "$home/bin/java" ] && [ ! -L "$home" ] || continue
+    major=$(jdk_major "$home")
+    if [ -n "$major" ] && [ "$major" -gt "$best" ]; then best=$major; leg_jdk=$home; fi
+  done
+fi
+leg_major=
+if [ -n "$leg_jdk" ] && [ -x "$leg_jdk/bin/java" ]; then leg_major=$(jdk_major "$leg_jdk"); fi
+default_home=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
+leg_modules=kanuki-core,kanuki-torture,kanuki-testkit,kanuki-file,kanuki-sqlite,kanuki-jdbc,kanuki-redis
+if [ "$leg_jdk" = none ]; then
+  echo "test.sh: Java 25 leg skipped (KANUKI_JDK25=none)"
+elif [ -z "$leg_major" ] || [ "$leg_major" -lt 21 ]; then
+  echo "test.sh: Java 25 leg skipped: no JDK 21 or later found (looked in /usr/lib/jvm; set KANUKI_JDK25 to a JDK's home)"
+elif [ "$(readlink -f "$leg_jdk")" = "$(readlink -f "$default_home")" ]; then
+  echo "test.sh: Java 25 leg skipped: the newest JDK ($leg_jdk) is the default one, which ran the suite above"
+else
+  echo "test.sh: Java 25 leg: $leg_modules on $leg_jdk (Java $leg_major)"
+  JAVA_HOME=$leg_jdk mvn -B -ntp verify -P java25-leg -pl "$leg_modules" -Dmaven.javadoc.skip=true -Dmaven.source.skip=true "$@"
+fi

@@ -1,6 +1,8 @@
 package dev.kanuki.cli;
 
 import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import org.slf4j.ILoggerFactory;
@@ -131,14 +133,17 @@ public final class CliLogging implements SLF4JServiceProvider {
             if (throwable != null && !debug) {
                 line.append(": ").append(throwable.getMessage() != null ? throwable.getMessage() : throwable.toString());
             }
-            PrintStream err = System.err;
-            synchronized (err) {
-                err.println(Display.escapeControls(KanukiCli.oneLine(line.toString())));
-                if (throwable != null && debug) {
-                    throwable.printStackTrace(err);
-                }
-                err.flush();
+            // One write of the whole message, stack trace included: it is not interleaved with
+            // another thread's, and no lock is held around the output (a virtual thread blocked
+            // writing inside synchronized would pin its carrier on JDK 21 to 23).
+            StringWriter text = new StringWriter();
+            text.append(Display.escapeControls(KanukiCli.oneLine(line.toString()))).append(System.lineSeparator());
+            if (throwable != null && debug) {
+                throwable.printStackTrace(new PrintWriter(text));
             }
+            PrintStream err = System.err;
+            err.print(text);
+            err.flush();
         }
     }
 }

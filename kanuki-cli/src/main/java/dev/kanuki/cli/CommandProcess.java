@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The command {@code kanuki run} runs, started so that it cannot outlive kanuki unnoticed and
@@ -103,8 +105,12 @@ final class CommandProcess {
 
     /** Starts one command, with its watcher started early; see {@link #launcher()}. */
     static final class Launcher implements AutoCloseable {
-        // Plain fields under this object's monitor rather than futures: CompletableFuture's class
-        // set-up costs the start-up milliseconds on the main thread (its VarHandles).
+        // Plain fields under a lock rather than futures: CompletableFuture's class set-up costs the
+        // start-up milliseconds on the main thread (its VarHandles). ReentrantLock is loaded by the
+        // JVM's own start; not this object's monitor, so that a virtual thread waiting in
+        // awaitPrepared does not pin its carrier (JDK 21 to 23).
+        private final ReentrantLock lock = new ReentrantLock();
+        private final Condition preparedChanged = lock.newCondition();
         private Isolation isolation;
         private Process watcher;
         private boolean prepared;
@@ -134,12 +140,15 @@ final class CommandProcess {
                 }
             } finally {
                 boolean unwanted;
-                synchronized (this) {
+                lock.lock();
+                try {
                     isolation = decided;
                     watcher = started;
                     prepared = true;
                     unwanted = closed && !used;
-                    notifyAll();
+                    preparedChanged.signalAll();
+                } finally {
+                    lock.unlock();
                 }
                 if (unwanted && started != null) {
                     started.destroy();
@@ -147,14 +156,19 @@ final class CommandProcess {
             }
         }
 
-        private synchronized void awaitPrepared() {
+        private void awaitPrepared() {
             boolean interrupted = false;
-            while (!prepared) {
-                try {
-                    wait();
-                } catch (InterruptedException e) {
-                    interrupted = true;
+            lock.lock();
+            try {
+                while (!prepared) {
+                    try {
+                        preparedChanged.await();
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
                 }
+            } finally {
+                lock.unlock();
             }
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -177,8 +191,11 @@ final class CommandProcess {
          */
         CommandProcess start(List<String> command, Map<String, String> environment) throws IOException {
             awaitPrepared();
-            synchronized (this) {
+            lock.lock();
+            try {
                 used = true;
+            } finally {
+                lock.unlock();
             }
             return CommandProcess.start(command, environment, isolation, watcher);
         }
@@ -187,9 +204,12 @@ final class CommandProcess {
         @Override
         public void close() {
             Process unused;
-            synchronized (this) {
+            lock.lock();
+            try {
                 closed = true;
                 unused = prepared && !used ? watcher : null;
+            } finally {
+                lock.unlock();
             }
             if (unused != null) {
                 unused.destroy();

@@ -22,6 +22,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongConsumer;
 import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
@@ -44,6 +45,8 @@ import picocli.CommandLine.Spec;
         })
 final class TortureCommand implements Callable<Integer> {
     private static final String NO_LOCK = "none";
+    /** One {@link #deleteTree} at a time. */
+    private static final ReentrantLock DELETING = new ReentrantLock();
 
     @Spec
     CommandSpec spec;
@@ -269,7 +272,18 @@ final class TortureCommand implements Callable<Integer> {
      * at once (a signal while the run ends): one at a time, and a file that vanished under the
      * walk is no reason to stop it.
      */
-    private static synchronized void deleteTree(Path root) {
+    private static void deleteTree(Path root) {
+        // A lock, not the class's monitor: the walk is file I/O, during which a virtual thread
+        // must not pin its carrier (JDK 21 to 23).
+        DELETING.lock();
+        try {
+            deleteTreeNow(root);
+        } finally {
+            DELETING.unlock();
+        }
+    }
+
+    private static void deleteTreeNow(Path root) {
         try {
             Files.walkFileTree(root, new SimpleFileVisitor<>() {
                 @Override

@@ -18,8 +18,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,7 +56,10 @@ public final class EngineLockProvider implements LockProvider {
      * grant is taken or released through closed connections.
      */
     private final AtomicInteger inFlight = new AtomicInteger();
-    private final Object drained = new Object();
+    /** With {@link #drained}: what {@link #close()} waits on (a lock, so that a virtual thread's wait does not pin its carrier). */
+    private final ReentrantLock drainLock = new ReentrantLock();
+    /** Signalled when {@link #inFlight} drops to zero after {@link #close()} began. */
+    private final Condition drained = drainLock.newCondition();
     private final LeaseWatchdog watchdog;
     private volatile boolean closed;
 
@@ -267,8 +271,11 @@ public final class EngineLockProvider implements LockProvider {
     /** Ends what {@link #beginBackendWork()} started. */
     void endBackendWork() {
         if (inFlight.decrementAndGet() == 0 && closed) {
-            synchronized (drained) {
-                drained.notifyAll();
+            drainLock.lock();
+            try {
+                drained.signalAll();
+            } finally {
+                drainLock.unlock();
             }
         }
     }
@@ -277,20 +284,23 @@ public final class EngineLockProvider implements LockProvider {
     private boolean awaitDrained(long deadline) {
         boolean interrupted = false;
         try {
-            synchronized (drained) {
+            drainLock.lock();
+            try {
                 while (inFlight.get() > 0) {
                     long left = deadline - System.nanoTime();
                     if (left <= 0) {
                         return false;
                     }
                     try {
-                        TimeUnit.NANOSECONDS.timedWait(drained, left);
+                        drained.awaitNanos(left);
                     } catch (InterruptedException e) {
                         // Closing must still release what it holds; keep the flag for the caller.
                         interrupted = true;
                     }
                 }
                 return true;
+            } finally {
+                drainLock.unlock();
             }
         } finally {
             if (interrupted) {

@@ -11,6 +11,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,6 +44,11 @@ final class LeaseWatchdog {
     private final long intervalNanos;
     private final long leaseNanos;
     private final AtomicBoolean ticking = new AtomicBoolean();
+    /**
+     * Guards {@link #task}. A lock, not the monitor: scheduling may wait for the timer's own lock,
+     * and a virtual thread that parks holding a monitor pins its carrier (JDK 21 to 23).
+     */
+    private final ReentrantLock taskLock = new ReentrantLock();
     private ScheduledFuture<?> task;
 
     LeaseWatchdog(EngineLockProvider provider) {
@@ -52,18 +58,23 @@ final class LeaseWatchdog {
         this.intervalNanos = ttl ? leaseNanos / 3 : SESSION_CHECK_NANOS;
     }
 
-    synchronized void ensureRunning() {
-        if (task == null) {
-            long period = tickNanos();
-            task = EngineExecutors.timer().scheduleWithFixedDelay(
-                    () -> {
-                        if (ttl) {
-                            loseOverdue();
-                        }
-                        if (ticking.compareAndSet(false, true)) {
-                            EngineExecutors.checkers().execute(this::tick);
-                        }
-                    }, period, period, TimeUnit.NANOSECONDS);
+    void ensureRunning() {
+        taskLock.lock();
+        try {
+            if (task == null) {
+                long period = tickNanos();
+                task = EngineExecutors.timer().scheduleWithFixedDelay(
+                        () -> {
+                            if (ttl) {
+                                loseOverdue();
+                            }
+                            if (ticking.compareAndSet(false, true)) {
+                                EngineExecutors.checkers().execute(this::tick);
+                            }
+                        }, period, period, TimeUnit.NANOSECONDS);
+            }
+        } finally {
+            taskLock.unlock();
         }
     }
 
@@ -72,10 +83,15 @@ final class LeaseWatchdog {
         return Math.max(TimeUnit.MILLISECONDS.toNanos(10), intervalNanos / 4);
     }
 
-    synchronized void stop() {
-        if (task != null) {
-            task.cancel(false);
-            task = null;
+    void stop() {
+        taskLock.lock();
+        try {
+            if (task != null) {
+                task.cancel(false);
+                task = null;
+            }
+        } finally {
+            taskLock.unlock();
         }
     }
 

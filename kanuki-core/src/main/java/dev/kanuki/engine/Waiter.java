@@ -11,6 +11,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,7 +46,15 @@ final class Waiter {
     /** Set when the engine interrupted {@link #blockedThread}: that interrupt is not the caller's. */
     private boolean interruptedByEngine;
 
-    // Pausing state, guarded by this waiter's monitor.
+    /**
+     * Guards {@link #blockedThread}, {@link #interruptedByEngine} and the pausing state below. A
+     * lock, not this waiter's monitor: a synchronous waiter pauses in {@link #pauseInline}, and a
+     * virtual thread waiting inside {@code synchronized} pins its carrier thread on JDK 21 to 23.
+     */
+    private final ReentrantLock state = new ReentrantLock();
+    /** Signalled by {@link #wake()}, which ends a pause in {@link #pauseInline}. */
+    private final Condition wakeUp = state.newCondition();
+    // Pausing state, guarded by state.
     private boolean subscribed;
     private ChangeSubscription subscription;
     private boolean countedAsPausing;
@@ -113,12 +123,17 @@ final class Waiter {
      *
      * @return false when the waiter is already done: the thread must not block
      */
-    synchronized boolean blockedIn(Thread thread) {
-        if (thread != null && future.isDone()) {
-            return false;
+    boolean blockedIn(Thread thread) {
+        state.lock();
+        try {
+            if (thread != null && future.isDone()) {
+                return false;
+            }
+            blockedThread = thread;
+            return true;
+        } finally {
+            state.unlock();
         }
-        blockedThread = thread;
-        return true;
     }
 
     /**
@@ -128,26 +143,41 @@ final class Waiter {
      *
      * @return true when the engine had interrupted the thread
      */
-    synchronized boolean unblocked() {
-        blockedThread = null;
-        boolean ours = interruptedByEngine;
-        interruptedByEngine = false;
-        if (ours) {
-            Thread.interrupted();
+    boolean unblocked() {
+        state.lock();
+        try {
+            blockedThread = null;
+            boolean ours = interruptedByEngine;
+            interruptedByEngine = false;
+            if (ours) {
+                Thread.interrupted();
+            }
+            return ours;
+        } finally {
+            state.unlock();
         }
-        return ours;
     }
 
     /** @return true when the engine interrupted the thread blocked for this waiter */
-    synchronized boolean interruptedByEngine() {
-        return interruptedByEngine;
+    boolean interruptedByEngine() {
+        state.lock();
+        try {
+            return interruptedByEngine;
+        } finally {
+            state.unlock();
+        }
     }
 
     /** Interrupts the thread blocked in the backend for this waiter, if any. */
-    synchronized void interruptBlockedThread() {
-        if (blockedThread != null && !interruptedByEngine) {
-            interruptedByEngine = true;
-            blockedThread.interrupt();
+    void interruptBlockedThread() {
+        state.lock();
+        try {
+            if (blockedThread != null && !interruptedByEngine) {
+                interruptedByEngine = true;
+                blockedThread.interrupt();
+            }
+        } finally {
+            state.unlock();
         }
     }
 
@@ -160,11 +190,14 @@ final class Waiter {
      *     pausing, so that a change just before the subscription is not missed
      */
     boolean subscribeOnce(LockBackend backend) {
-        synchronized (this) {
+        state.lock();
+        try {
             if (subscribed) {
                 return false;
             }
             subscribed = true;
+        } finally {
+            state.unlock();
         }
         ChangeSubscription s;
         try {
@@ -173,11 +206,14 @@ final class Waiter {
             log.debug("change notifications unavailable for '{}'; polling", request.name(), e);
             s = null;
         }
-        synchronized (this) {
+        state.lock();
+        try {
             if (subscription == null && s != null && !future.isDone()) {
                 subscription = s;
                 return true;
             }
+        } finally {
+            state.unlock();
         }
         if (s != null) {
             s.cancel(); // finished while subscribing
@@ -185,8 +221,13 @@ final class Waiter {
         return false;
     }
 
-    private synchronized boolean watching() {
-        return subscription != null;
+    private boolean watching() {
+        state.lock();
+        try {
+            return subscription != null;
+        } finally {
+            state.unlock();
+        }
     }
 
     /** Keeps the backend's retry-after hint of the attempt that just failed (or forgets the last one). */
@@ -199,11 +240,14 @@ final class Waiter {
      * @return how long to pause before the next attempt
      */
     long nextPauseNanos(WaitSlots slots) {
-        synchronized (this) {
+        state.lock();
+        try {
             if (!countedAsPausing) {
                 countedAsPausing = true;
                 slots.startPausing();
             }
+        } finally {
+            state.unlock();
         }
         if (backoff == null) {
             backoff = new Backoff();
@@ -228,18 +272,28 @@ final class Waiter {
         return backoff.nextPauseNanos(remainingNanos(), own);
     }
 
-    synchronized boolean joinLineForSlot() {
-        if (inLineForSlot || future.isDone()) {
-            return false;
+    boolean joinLineForSlot() {
+        state.lock();
+        try {
+            if (inLineForSlot || future.isDone()) {
+                return false;
+            }
+            inLineForSlot = true;
+            return true;
+        } finally {
+            state.unlock();
         }
-        inLineForSlot = true;
-        return true;
     }
 
     /** @return true when the waiter still waits and so should be woken for the slot */
-    synchronized boolean leaveLineForSlot() {
-        inLineForSlot = false;
-        return !future.isDone();
+    boolean leaveLineForSlot() {
+        state.lock();
+        try {
+            inLineForSlot = false;
+            return !future.isDone();
+        } finally {
+            state.unlock();
+        }
     }
 
     /** The pause between attempts of a waiter that also gets change notifications. */
@@ -249,16 +303,21 @@ final class Waiter {
      * Pauses the calling (synchronous) waiter's thread until the pause ends, a change arrives or
      * the waiter is done.
      */
-    synchronized void pauseInline(long nanos) throws InterruptedException {
-        long until = System.nanoTime() + nanos;
-        while (!woken && !future.isDone()) {
-            long left = until - System.nanoTime();
-            if (left <= 0) {
-                break;
+    void pauseInline(long nanos) throws InterruptedException {
+        state.lock();
+        try {
+            long until = System.nanoTime() + nanos;
+            while (!woken && !future.isDone()) {
+                long left = until - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                wakeUp.awaitNanos(left);
             }
-            TimeUnit.NANOSECONDS.timedWait(this, left);
+            woken = false;
+        } finally {
+            state.unlock();
         }
-        woken = false;
     }
 
     /**
@@ -267,14 +326,19 @@ final class Waiter {
      *
      * @return false when a wake-up already arrived: the caller attempts again at once
      */
-    synchronized boolean park(long nanos) {
-        if (woken || future.isDone()) {
-            woken = false;
-            return false;
+    boolean park(long nanos) {
+        state.lock();
+        try {
+            if (woken || future.isDone()) {
+                woken = false;
+                return false;
+            }
+            parked = true;
+            retry = EngineExecutors.timer().schedule(this::wake, nanos, TimeUnit.NANOSECONDS);
+            return true;
+        } finally {
+            state.unlock();
         }
-        parked = true;
-        retry = EngineExecutors.timer().schedule(this::wake, nanos, TimeUnit.NANOSECONDS);
-        return true;
     }
 
     /**
@@ -283,15 +347,18 @@ final class Waiter {
      */
     void wake() {
         ScheduledFuture<?> timer;
-        synchronized (this) {
+        state.lock();
+        try {
             if (!parked) {
                 woken = true;
-                notifyAll();
+                wakeUp.signalAll();
                 return;
             }
             parked = false;
             timer = retry;
             retry = null;
+        } finally {
+            state.unlock();
         }
         if (timer != null) {
             timer.cancel(false);
@@ -304,7 +371,8 @@ final class Waiter {
         ChangeSubscription s;
         ScheduledFuture<?> timer;
         boolean counted;
-        synchronized (this) {
+        state.lock();
+        try {
             s = subscription;
             subscription = null;
             subscribed = true; // no subscription after the end
@@ -313,6 +381,8 @@ final class Waiter {
             parked = false;
             counted = countedAsPausing;
             countedAsPausing = false;
+        } finally {
+            state.unlock();
         }
         if (counted) {
             slots.stopPausing();

@@ -14,8 +14,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * {@code mem:} and {@code mem:NAMESPACE}: locks in this JVM's memory. Every provider opened on
@@ -43,8 +44,14 @@ final class MemLockBackend implements LockBackend {
         final AtomicLong fencing = new AtomicLong();
     }
 
-    /** One name's state; its monitor guards it and wakes waiters. */
+    /**
+     * One name's state; {@link #lock} guards it, {@link #changed} wakes blocked waiters. Not the
+     * monitor: {@link #awaitAcquire} waits, and a virtual thread waiting inside
+     * {@code synchronized} pins its carrier thread on JDK 21 to 23.
+     */
     private static final class Entry {
+        final ReentrantLock lock = new ReentrantLock();
+        final Condition changed = lock.newCondition();
         MemGrant exclusive;
         int shared;
         int permitsTaken;
@@ -75,7 +82,8 @@ final class MemLockBackend implements LockBackend {
         Key key = key(request);
         while (true) {
             Entry entry = namespace.entries.computeIfAbsent(key, k -> new Entry());
-            synchronized (entry) {
+            entry.lock.lock();
+            try {
                 if (entry.removed) {
                     continue;
                 }
@@ -83,12 +91,17 @@ final class MemLockBackend implements LockBackend {
                     entry.watchers = new ArrayList<>(1);
                 }
                 entry.watchers.add(onChange);
+            } finally {
+                entry.lock.unlock();
             }
             return () -> {
-                synchronized (entry) {
+                entry.lock.lock();
+                try {
                     if (entry.watchers != null) {
                         entry.watchers.remove(onChange);
                     }
+                } finally {
+                    entry.lock.unlock();
                 }
             };
         }
@@ -131,11 +144,14 @@ final class MemLockBackend implements LockBackend {
         Key key = key(request);
         while (true) {
             Entry entry = namespace.entries.computeIfAbsent(key, k -> new Entry());
-            synchronized (entry) {
+            entry.lock.lock();
+            try {
                 if (entry.removed) {
                     continue;
                 }
                 return Optional.ofNullable(take(key, entry, request));
+            } finally {
+                entry.lock.unlock();
             }
         }
     }
@@ -177,7 +193,8 @@ final class MemLockBackend implements LockBackend {
         long deadline = System.nanoTime() + maxWait.toNanos();
         while (true) {
             Entry entry = namespace.entries.computeIfAbsent(key, k -> new Entry());
-            synchronized (entry) {
+            entry.lock.lock();
+            try {
                 while (!entry.removed) {
                     MemGrant grant = take(key, entry, request);
                     if (grant != null) {
@@ -187,8 +204,10 @@ final class MemLockBackend implements LockBackend {
                     if (remaining <= 0) {
                         return Optional.empty();
                     }
-                    TimeUnit.NANOSECONDS.timedWait(entry, remaining);
+                    entry.changed.awaitNanos(remaining);
                 }
+            } finally {
+                entry.lock.unlock();
             }
         }
     }
@@ -198,7 +217,8 @@ final class MemLockBackend implements LockBackend {
         MemGrant g = (MemGrant) grant;
         Entry entry = g.entry();
         List<Runnable> watchers;
-        synchronized (entry) {
+        entry.lock.lock();
+        try {
             switch (g.mode()) {
                 case EXCLUSIVE -> {
                     if (entry.exclusive == g) {
@@ -215,8 +235,10 @@ final class MemLockBackend implements LockBackend {
                 entry.removed = true;
                 namespace.entries.remove(g.key(), entry);
             }
-            entry.notifyAll();
+            entry.changed.signalAll();
             watchers = entry.watchers == null || entry.watchers.isEmpty() ? null : List.copyOf(entry.watchers);
+        } finally {
+            entry.lock.unlock();
         }
         if (watchers != null) {
             watchers.forEach(Runnable::run);
@@ -226,8 +248,11 @@ final class MemLockBackend implements LockBackend {
     @Override
     public boolean verify(Grant grant) {
         MemGrant g = (MemGrant) grant;
-        synchronized (g.entry()) {
+        g.entry().lock.lock();
+        try {
             return !g.entry().removed && (g.mode() != LockMode.EXCLUSIVE || g.entry().exclusive == g);
+        } finally {
+            g.entry().lock.unlock();
         }
     }
 
@@ -237,10 +262,13 @@ final class MemLockBackend implements LockBackend {
         if (entry == null) {
             return new LockStatus(name, LockStatus.State.FREE, Optional.<OwnerInfo>empty(), -1);
         }
-        synchronized (entry) {
+        entry.lock.lock();
+        try {
             LockStatus.State state = entry.exclusive != null ? LockStatus.State.HELD
                     : entry.shared > 0 ? LockStatus.State.HELD_SHARED : LockStatus.State.FREE;
             return new LockStatus(name, state, Optional.empty(), entry.lastToken);
+        } finally {
+            entry.lock.unlock();
         }
     }
 

@@ -1,19 +1,26 @@
 package dev.kanuki.spi;
 
 import java.util.OptionalLong;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A grant whose fencing token is issued on demand: with the acquisition when the backend chose
  * to (its holders of that name ask for tokens), else on the first {@link #fencingToken()} while
  * the lock is held, by {@link #issueToken()}, which also checks that the lock is still held.
  *
- * <p>Its state is guarded by the grant's monitor: {@code fencingToken()} holds it while issuing,
- * and a backend's release and verify take it too (and call {@link #markReleased()} in it), so a
- * token is never issued while the grant is being released or checked.
+ * <p>Its state is guarded by {@link #stateLock()}: {@code fencingToken()} holds it while issuing,
+ * and a backend's release and verify take it too (and call {@link #markReleased()} under it), so
+ * a token is never issued while the grant is being released or checked.
  */
 public abstract class TokenOnDemandGrant implements Grant {
+    /**
+     * Not the grant's monitor: issuing is a round trip to the server, and a virtual thread that
+     * blocks inside {@code synchronized} pins its carrier thread on JDK 21 to 23.
+     */
+    private final ReentrantLock stateLock = new ReentrantLock();
     private final boolean issuedEagerly;
-    /** Written once, before {@link #tokenIssued}; read without the monitor by {@link #issuedToken()}. */
+    /** Written once, before {@link #tokenIssued}; read without the lock by {@link #issuedToken()}. */
     private volatile long token;
     private volatile boolean tokenIssued;
     private boolean tokenAsked;
@@ -29,8 +36,18 @@ public abstract class TokenOnDemandGrant implements Grant {
     }
 
     /**
+     * The lock that guards this grant's state. A backend holds it around its release and verify
+     * of the grant; {@link #fencingToken()} holds it while issuing.
+     *
+     * @return the grant's state lock
+     */
+    public final Lock stateLock() {
+        return stateLock;
+    }
+
+    /**
      * Issues the token now, checking in the same step that the lock is still held. Called with
-     * the grant's monitor held, at most once.
+     * {@link #stateLock()} held, at most once.
      *
      * @return the token
      * @throws dev.kanuki.LockLostException when the lock is no longer held
@@ -44,20 +61,25 @@ public abstract class TokenOnDemandGrant implements Grant {
     protected abstract String storeName();
 
     @Override
-    public final synchronized long fencingToken() {
-        tokenAsked = true;
-        if (tokenIssued) {
-            return token;
+    public final long fencingToken() {
+        stateLock.lock();
+        try {
+            tokenAsked = true;
+            if (tokenIssued) {
+                return token;
+            }
+            if (released) {
+                throw new IllegalStateException("lock '" + SafeNames.printable(lockName())
+                        + "' was released before its fencing token was asked for; on " + storeName()
+                        + " tokens are issued on demand: call fencingToken() while holding the lock");
+            }
+            long issued = issueToken();
+            token = issued;
+            tokenIssued = true;
+            return issued;
+        } finally {
+            stateLock.unlock();
         }
-        if (released) {
-            throw new IllegalStateException("lock '" + SafeNames.printable(lockName())
-                    + "' was released before its fencing token was asked for; on " + storeName()
-                    + " tokens are issued on demand: call fencingToken() while holding the lock");
-        }
-        long issued = issueToken();
-        token = issued;
-        tokenIssued = true;
-        return issued;
     }
 
     /** Never waits: a {@link #fencingToken()} may be on the network. */
@@ -71,20 +93,20 @@ public abstract class TokenOnDemandGrant implements Grant {
         return issuedEagerly;
     }
 
-    /** @return true when the holder asked for the token; call it with the grant's monitor held */
+    /** @return true when the holder asked for the token; call it with {@link #stateLock()} held */
     public final boolean tokenAsked() {
         return tokenAsked;
     }
 
     /**
-     * @return true once {@link #markReleased()} was called; exact under the grant's monitor, a
+     * @return true once {@link #markReleased()} was called; exact under {@link #stateLock()}, a
      *     quick check without it
      */
     public final boolean isReleased() {
         return released;
     }
 
-    /** Records that the grant was released; call it with the grant's monitor held. */
+    /** Records that the grant was released; call it with {@link #stateLock()} held. */
     public final void markReleased() {
         released = true;
     }

@@ -7,6 +7,7 @@ import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One etcd lease that a provider's keys live on. It is kept alive on demand (by the engine's
@@ -22,6 +23,11 @@ final class EtcdSession {
     private final Awaiter awaiter;
     private volatile long validUntilNanos;
     private volatile boolean dead;
+    /**
+     * One renewal at a time. A lock, not the monitor: renewing waits for etcd, and a virtual
+     * thread waiting inside {@code synchronized} pins its carrier thread on JDK 21 to 23.
+     */
+    private final ReentrantLock renewing = new ReentrantLock();
 
     private EtcdSession(long id, long ttlSeconds, long validUntilNanos, Lease leases, Awaiter awaiter) {
         this.id = id;
@@ -49,7 +55,17 @@ final class EtcdSession {
      *
      * @return false when the lease is gone (expired, revoked): every key on it is lost
      */
-    synchronized boolean keepAliveIfDue(Duration limit) {
+    boolean keepAliveIfDue(Duration limit) {
+        renewing.lock();
+        try {
+            return keepAliveIfDueLocked(limit);
+        } finally {
+            renewing.unlock();
+        }
+    }
+
+    /** With {@link #renewing} held. */
+    private boolean keepAliveIfDueLocked(Duration limit) {
         if (dead) {
             return false;
         }
@@ -101,6 +117,8 @@ final class EtcdSession {
         private final Awaiter awaiter;
         private EtcdSession current;
         private boolean closed;
+        /** Guards {@link #current} and {@link #closed}; held while granting or revoking (a lock: see {@link #renewing}). */
+        private final ReentrantLock lock = new ReentrantLock();
 
         Holder(Lease leases, Awaiter awaiter) {
             this.leases = leases;
@@ -111,7 +129,17 @@ final class EtcdSession {
          * @param limit how long each call may take
          * @return a live session with at least a third of its TTL left, granting a new lease when needed
          */
-        synchronized EtcdSession current(Duration lease, Duration limit) {
+        EtcdSession current(Duration lease, Duration limit) {
+            lock.lock();
+            try {
+                return currentLocked(lease, limit);
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** With {@link #lock} held. */
+        private EtcdSession currentLocked(Duration lease, Duration limit) {
             if (closed) {
                 throw new IllegalStateException("the etcd backend is closed");
             }
@@ -127,12 +155,27 @@ final class EtcdSession {
             return s;
         }
 
-        synchronized boolean isClosed() {
-            return closed;
+        boolean isClosed() {
+            lock.lock();
+            try {
+                return closed;
+            } finally {
+                lock.unlock();
+            }
         }
 
         /** Revokes the current lease (its keys go at once) and refuses new sessions. */
-        synchronized void close() {
+        void close() {
+            lock.lock();
+            try {
+                closeLocked();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** With {@link #lock} held. */
+        private void closeLocked() {
             closed = true;
             EtcdSession s = current;
             if (s != null && !s.dead) {

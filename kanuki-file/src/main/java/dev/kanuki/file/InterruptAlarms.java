@@ -3,6 +3,7 @@ package dev.kanuki.file;
 import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Interrupts a thread blocked in {@code FileChannel.lock()} when its wait runs out: the only way
@@ -16,7 +17,7 @@ import java.util.concurrent.locks.LockSupport;
  * the same timeout") only sets the deadline, and cancelling only changes the state: neither
  * touches the set. When the alarm thread reaches an entry it fires the alarm if it is armed and
  * due, moves the entry to the deadline if it is armed but not yet due, and drops it otherwise.
- * So a thread handing a lock back and forth pays two uncontended monitor entries per wait, not
+ * So a thread handing a lock back and forth pays two uncontended lock entries per wait, not
  * an allocation, a sorted insert and a sorted removal.
  */
 final class InterruptAlarms {
@@ -53,7 +54,13 @@ final class InterruptAlarms {
         private static final int FIRED = 2;
         private final InterruptAlarms owner;
         private final Thread thread;
-        // All guarded by this.
+        /**
+         * Guards the fields below. A lock, not the alarm's monitor: firing interrupts a thread
+         * blocked in {@code FileChannel.lock()}, which closes the channel and waits for that
+         * thread to leave the call, and the alarm's own thread (perhaps virtual) may be waiting
+         * to cancel meanwhile.
+         */
+        private final ReentrantLock lock = new ReentrantLock();
         private int state = IDLE;
         /** The deadline of the current wait, when armed. */
         private long due;
@@ -66,10 +73,15 @@ final class InterruptAlarms {
         }
 
         /** @return true when the alarm had already fired (the thread has been interrupted) */
-        synchronized boolean cancel() {
-            boolean fired = state == FIRED;
-            state = IDLE; // the entry, if any, is dropped when the alarm thread reaches it
-            return fired;
+        boolean cancel() {
+            lock.lock();
+            try {
+                boolean fired = state == FIRED;
+                state = IDLE; // the entry, if any, is dropped when the alarm thread reaches it
+                return fired;
+            } finally {
+                lock.unlock();
+            }
         }
     }
 
@@ -84,7 +96,8 @@ final class InterruptAlarms {
         Alarm alarm = thread == Thread.currentThread() ? alarms.get() : new Alarm(this, thread);
         long due = System.nanoTime() - base + afterNanos;
         boolean inserted = false;
-        synchronized (alarm) {
+        alarm.lock.lock();
+        try {
             alarm.state = Alarm.ARMED;
             alarm.due = due;
             if (alarm.queued == null || alarm.queued.at() > due) {
@@ -95,6 +108,8 @@ final class InterruptAlarms {
                 pending.add(alarm.queued);
                 inserted = true;
             }
+        } finally {
+            alarm.lock.unlock();
         }
         if (inserted && due < sleepingUntil) {
             LockSupport.unpark(worker);
@@ -128,7 +143,8 @@ final class InterruptAlarms {
     /** An entry's time has come: fire its alarm, move the entry to the alarm's later deadline, or drop it. */
     private void reached(Entry entry, long now) {
         Alarm alarm = entry.alarm();
-        synchronized (alarm) {
+        alarm.lock.lock();
+        try {
             if (alarm.queued != entry) {
                 return; // replaced by an earlier entry meanwhile
             }
@@ -138,12 +154,14 @@ final class InterruptAlarms {
             }
             if (alarm.due - now <= 0) {
                 alarm.state = Alarm.FIRED;
-                // Under the monitor, so that a cancel that reports the alarm fired comes after the interrupt.
+                // Under the lock, so that a cancel that reports the alarm fired comes after the interrupt.
                 alarm.thread.interrupt();
             } else {
                 alarm.queued = new Entry(alarm.due, sequence.incrementAndGet(), alarm);
                 pending.add(alarm.queued);
             }
+        } finally {
+            alarm.lock.unlock();
         }
     }
 

@@ -11,6 +11,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One lock file and the channel this JVM keeps open on it. The channel is opened once and
@@ -32,11 +33,17 @@ final class LockFile {
     final Path path;
     /** The lock name, UTF-8, stored after the record so that locks can be listed. */
     volatile byte[] nameBytes = new byte[0];
+    /**
+     * Guards the channel, its file key and the users: a lock, not this object's monitor, because
+     * what it guards is opened, read and closed under it (file I/O), and a virtual thread that
+     * blocks inside {@code synchronized} pins its carrier thread on JDK 21 to 23.
+     */
+    private final ReentrantLock guard = new ReentrantLock();
     private FileChannel channel;
     private Object fileKey;
-    /** Acquisitions (attempts, waits, holds) of this JVM on the file; guarded by this. */
+    /** Acquisitions (attempts, waits, holds) of this JVM on the file; guarded by {@link #guard}. */
     private int users;
-    /** When the last user left ({@link System#nanoTime()}); guarded by this. */
+    /** When the last user left ({@link System#nanoTime()}); guarded by {@link #guard}. */
     private long idleSince;
     /** The last fencing token this JVM wrote into the file (0: none). */
     volatile long lastToken;
@@ -52,11 +59,16 @@ final class LockFile {
     }
 
     /** @return the open channel, opening it (with the checks) when needed */
-    synchronized FileChannel channel() {
-        if (channel == null || !channel.isOpen()) {
-            open();
+    FileChannel channel() {
+        guard.lock();
+        try {
+            if (channel == null || !channel.isOpen()) {
+                open();
+            }
+            return channel;
+        } finally {
+            guard.unlock();
         }
-        return channel;
     }
 
     /**
@@ -66,21 +78,36 @@ final class LockFile {
      *
      * @return the open channel
      */
-    synchronized FileChannel enter() {
-        FileChannel open = channel();
-        users++;
-        return open;
+    FileChannel enter() {
+        guard.lock();
+        try {
+            FileChannel open = channel();
+            users++;
+            return open;
+        } finally {
+            guard.unlock();
+        }
     }
 
     /** Ends what {@link #enter()} began (the attempt failed, or the lock was released). */
-    synchronized void leave() {
-        users--;
-        idleSince = System.nanoTime();
+    void leave() {
+        guard.lock();
+        try {
+            users--;
+            idleSince = System.nanoTime();
+        } finally {
+            guard.unlock();
+        }
     }
 
     /** @return whether no acquisition of this JVM has used the file for at least {@code nanos} */
-    synchronized boolean idleFor(long nanos) {
-        return users == 0 && System.nanoTime() - idleSince >= nanos;
+    boolean idleFor(long nanos) {
+        guard.lock();
+        try {
+            return users == 0 && System.nanoTime() - idleSince >= nanos;
+        } finally {
+            guard.unlock();
+        }
     }
 
     /**
@@ -94,62 +121,77 @@ final class LockFile {
      *
      * @return false when an acquisition of this JVM uses the file (nothing was done)
      */
-    synchronized boolean removeIfUnused(DirectoryFence fence, org.slf4j.Logger log) {
-        if (users > 0) {
-            return false;
-        }
-        if (channel == null || !channel.isOpen()) {
-            closeQuietly();
-            return true;
-        }
-        java.nio.channels.FileLock lock;
+    boolean removeIfUnused(DirectoryFence fence, org.slf4j.Logger log) {
+        guard.lock();
         try {
-            lock = channel.tryLock(0, Long.MAX_VALUE, false);
-        } catch (java.nio.channels.OverlappingFileLockException e) {
-            return false; // `status` in this JVM is peeking at it: next time
-        } catch (IOException e) {
-            closeQuietly();
-            return true;
-        }
-        try {
-            if (lock != null && stillAtPath(fileKey)) {
-                java.nio.ByteBuffer record = SafeFiles.readFrom(channel, OwnerRecord.SIZE);
-                long token = Math.max(lastToken, OwnerRecord.token(record, record.limit()));
-                if (token > 0) {
-                    fence.raiseTo(token);
-                }
-                Files.deleteIfExists(path);
+            if (users > 0) {
+                return false;
             }
-        } catch (IOException | RuntimeException e) {
-            log.warn("could not remove lock file {}; it is reused by the next holder", path, e);
+            if (channel == null || !channel.isOpen()) {
+                closeQuietly();
+                return true;
+            }
+            java.nio.channels.FileLock lock;
+            try {
+                lock = channel.tryLock(0, Long.MAX_VALUE, false);
+            } catch (java.nio.channels.OverlappingFileLockException e) {
+                return false; // `status` in this JVM is peeking at it: next time
+            } catch (IOException e) {
+                closeQuietly();
+                return true;
+            }
+            try {
+                if (lock != null && stillAtPath(fileKey)) {
+                    java.nio.ByteBuffer record = SafeFiles.readFrom(channel, OwnerRecord.SIZE);
+                    long token = Math.max(lastToken, OwnerRecord.token(record, record.limit()));
+                    if (token > 0) {
+                        fence.raiseTo(token);
+                    }
+                    Files.deleteIfExists(path);
+                }
+            } catch (IOException | RuntimeException e) {
+                log.warn("could not remove lock file {}; it is reused by the next holder", path, e);
+            } finally {
+                closeQuietly(); // releases the lock with the descriptor: this JVM held no other lock on it
+            }
+            return true;
         } finally {
-            closeQuietly(); // releases the lock with the descriptor: this JVM held no other lock on it
+            guard.unlock();
         }
-        return true;
     }
 
     /**
      * Reads the start of the file without creating it and without keeping a descriptor: through
      * the JVM's channel when it is open, else through a short-lived one. The short-lived one is
      * safe to close because this JVM holds no lock on the file while its channel is closed, and
-     * none can be taken meanwhile ({@link #channel()} waits for this monitor).
+     * none can be taken meanwhile ({@link #channel()} waits for {@link #guard}).
      *
      * @return the bytes read, or null when there is no file
      */
-    synchronized java.nio.ByteBuffer readWithoutCreating(int max) throws IOException {
-        if (channel != null && channel.isOpen()) {
-            return SafeFiles.readFrom(channel, max);
-        }
-        try (FileChannel temporary = SafeFiles.openExisting("lock file", path, false)) {
-            return SafeFiles.readFrom(temporary, max);
-        } catch (NoSuchFileException e) {
-            return null;
+    java.nio.ByteBuffer readWithoutCreating(int max) throws IOException {
+        guard.lock();
+        try {
+            if (channel != null && channel.isOpen()) {
+                return SafeFiles.readFrom(channel, max);
+            }
+            try (FileChannel temporary = SafeFiles.openExisting("lock file", path, false)) {
+                return SafeFiles.readFrom(temporary, max);
+            } catch (NoSuchFileException e) {
+                return null;
+            }
+        } finally {
+            guard.unlock();
         }
     }
 
     /** @return the identity (device, inode) of the file the channel is open on */
-    synchronized Object fileKey() {
-        return fileKey;
+    Object fileKey() {
+        guard.lock();
+        try {
+            return fileKey;
+        } finally {
+            guard.unlock();
+        }
     }
 
     /**
@@ -168,19 +210,29 @@ final class LockFile {
     }
 
     /** Closes the channel so the next use reopens the file. Only while this JVM holds no lock on it. */
-    synchronized void reopenNextTime() {
-        closeQuietly();
+    void reopenNextTime() {
+        guard.lock();
+        try {
+            closeQuietly();
+        } finally {
+            guard.unlock();
+        }
     }
 
-    synchronized void closeQuietly() {
-        if (channel != null) {
-            try {
-                channel.close();
-            } catch (IOException ignored) {
-                // nothing is held on it; the descriptor is gone either way
+    void closeQuietly() {
+        guard.lock();
+        try {
+            if (channel != null) {
+                try {
+                    channel.close();
+                } catch (IOException ignored) {
+                    // nothing is held on it; the descriptor is gone either way
+                }
+                channel = null;
+                fileKey = null;
             }
-            channel = null;
-            fileKey = null;
+        } finally {
+            guard.unlock();
         }
     }
 

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,9 +52,16 @@ final class LockFileTable {
         /** Lookup cache from lock key to its LockFile (saves hashing the name each time). */
         private final ConcurrentHashMap<String, LockFile> byKey = new ConcurrentHashMap<>();
         private int users;
-        /** Files of released names, least recently released first; guarded by itself. */
+        /**
+         * Guards {@link #kept}, {@link #keeperRunning} and {@link #closed}. A lock, not a monitor:
+         * the keeper asks kept files whether they are idle under it, and a file answers only
+         * between its file operations ({@link LockFile}), during which a virtual thread releasing
+         * a lock must not pin its carrier waiting here (JDK 21 to 23).
+         */
+        private final ReentrantLock keptLock = new ReentrantLock();
+        /** Files of released names, least recently released first; guarded by {@link #keptLock}. */
         private final LinkedHashMap<LockFile, Boolean> kept = new LinkedHashMap<>(16, 0.75f, true);
-        /** Whether a keeper thread runs for {@link #kept}; guarded by {@link #kept}. */
+        /** Whether a keeper thread runs for {@link #kept}; guarded by {@link #keptLock}. */
         private boolean keeperRunning;
         private boolean closed;
 
@@ -69,7 +77,8 @@ final class LockFileTable {
         void released(LockFile file) {
             List<LockFile> evicted = null;
             boolean startKeeper = false;
-            synchronized (kept) {
+            keptLock.lock();
+            try {
                 if (closed) {
                     evicted = List.of(file);
                 } else {
@@ -86,15 +95,20 @@ final class LockFileTable {
                         keeperRunning = startKeeper = true;
                     }
                 }
+            } finally {
+                keptLock.unlock();
             }
             if (evicted != null) {
                 for (LockFile f : evicted) {
                     if (!f.removeIfUnused(DirectoryFence.of(directory), log)) {
                         // in use (its release keeps it again) or being peeked at: keep it for the keeper
-                        synchronized (kept) {
+                        keptLock.lock();
+                        try {
                             if (!closed) {
                                 kept.put(f, Boolean.TRUE);
                             }
+                        } finally {
+                            keptLock.unlock();
                         }
                     }
                 }
@@ -117,7 +131,8 @@ final class LockFileTable {
                     // not interrupted by kanuki; go on until nothing is kept
                 }
                 List<LockFile> idle = new ArrayList<>();
-                synchronized (kept) {
+                keptLock.lock();
+                try {
                     if (closed || kept.isEmpty()) {
                         keeperRunning = false;
                         return;
@@ -127,14 +142,19 @@ final class LockFileTable {
                             idle.add(f);
                         }
                     }
+                } finally {
+                    keptLock.unlock();
                 }
                 for (LockFile f : idle) {
                     if (f.removeIfUnused(DirectoryFence.of(directory), log)) {
-                        synchronized (kept) {
+                        keptLock.lock();
+                        try {
                             // unless it was taken and released again meanwhile (then it is kept anew)
                             if (f.idleFor(idleNanos)) {
                                 kept.remove(f);
                             }
+                        } finally {
+                            keptLock.unlock();
                         }
                     }
                 }
@@ -167,10 +187,13 @@ final class LockFileTable {
                 DIRECTORIES.remove(directory);
             }
             List<LockFile> left;
-            synchronized (kept) {
+            keptLock.lock();
+            try {
                 closed = true;
                 left = new ArrayList<>(kept.keySet());
                 kept.clear();
+            } finally {
+                keptLock.unlock();
             }
             // no lock is held through this table any more: remove what was kept for reuse
             left.forEach(f -> f.removeIfUnused(DirectoryFence.of(directory), log));

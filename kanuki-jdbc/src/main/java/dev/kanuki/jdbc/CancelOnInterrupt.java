@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,6 +49,12 @@ final class CancelOnInterrupt {
         private volatile boolean cancelled;
         private volatile boolean deadlinePassed;
         private long lastCancelNanos;
+        /**
+         * Orders {@link #check} and {@link #close()}: a lock, not the monitor, because a check
+         * sends the cancel (a new connection to the server for PostgreSQL), and a virtual thread
+         * closing its watch meanwhile would pin its carrier inside {@code synchronized} (JDK 21 to 23).
+         */
+        private final ReentrantLock lock = new ReentrantLock();
         private boolean closed;
 
         private Watch(Statement statement, long deadlineNanos) {
@@ -65,8 +72,18 @@ final class CancelOnInterrupt {
             return deadlinePassed;
         }
 
-        /** Runs on the watcher thread; synchronized with {@link #close()}, so no cancel is sent after it. */
-        private synchronized void check(long now) {
+        /** Runs on the watcher thread; exclusive with {@link #close()}, so no cancel is sent after it. */
+        private void check(long now) {
+            lock.lock();
+            try {
+                checkLocked(now);
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** With {@link #lock} held. */
+        private void checkLocked(long now) {
             if (closed) {
                 return;
             }
@@ -100,9 +117,14 @@ final class CancelOnInterrupt {
 
         /** Stops watching; once it returns, the statement is never cancelled by this watch. */
         @Override
-        public synchronized void close() {
-            closed = true;
-            WATCHED.remove(this);
+        public void close() {
+            lock.lock();
+            try {
+                closed = true;
+                WATCHED.remove(this);
+            } finally {
+                lock.unlock();
+            }
         }
     }
 

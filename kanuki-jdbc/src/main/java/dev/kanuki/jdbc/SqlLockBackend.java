@@ -115,7 +115,7 @@ final class SqlLockBackend implements LockBackend {
     /**
      * A held lock: the session whose server-side lock it is. Unless it came with the acquisition,
      * its fencing token is issued on the first call to {@link #fencingToken()}, on that session,
-     * under the grant's monitor, which release and verify also take: a token is never issued
+     * under the grant's state lock, which release and verify also take: a token is never issued
      * while the grant is being released or checked.
      */
     final class SqlGrant extends TokenOnDemandGrant {
@@ -408,7 +408,8 @@ final class SqlLockBackend implements LockBackend {
     public void release(Grant grant) {
         SqlGrant g = (SqlGrant) grant;
         boolean reusable;
-        synchronized (g) {
+        g.stateLock().lock(); // a lock, not the grant's monitor: the unlock is a round trip (see TokenOnDemandGrant)
+        try {
             if (g.isReleased()) {
                 return;
             }
@@ -428,6 +429,8 @@ final class SqlLockBackend implements LockBackend {
             } catch (SQLException e) {
                 reusable = false; // the connection died, and the lock with it
             }
+        } finally {
+            g.stateLock().unlock();
         }
         if (reusable) {
             pool.giveBack(g.session);
@@ -439,7 +442,8 @@ final class SqlLockBackend implements LockBackend {
     @Override
     public boolean verify(Grant grant) {
         SqlGrant g = (SqlGrant) grant;
-        synchronized (g) {
+        g.stateLock().lock();
+        try {
             if (g.isReleased()) {
                 return false;
             }
@@ -452,6 +456,8 @@ final class SqlLockBackend implements LockBackend {
                 }
                 throw failure("cannot check lock '" + SafeNames.printable(g.key.name()) + "'", e);
             }
+        } finally {
+            g.stateLock().unlock();
         }
     }
 

@@ -302,12 +302,15 @@ final class MemcachedLockBackend implements LockBackend {
     public void release(Grant grant) {
         MemcachedGrant g = (MemcachedGrant) grant;
         boolean unusedEagerToken;
-        synchronized (g) {
+        g.stateLock().lock();
+        try {
             if (g.isReleased()) {
                 return;
             }
             g.markReleased();
             unusedEagerToken = g.issuedEagerly() && !g.tokenAsked();
+        } finally {
+            g.stateLock().unlock();
         }
         if (unusedEagerToken) {
             hints.fenced(g.name, false); // this holder did not use it: back to tokens on demand
@@ -432,7 +435,7 @@ final class MemcachedLockBackend implements LockBackend {
     /**
      * One acquisition: where, the server process that granted it, the item's CAS, the token. A
      * grant taken without the token issues it on the first {@link #fencingToken()}, under the
-     * grant's monitor, which release also takes: a token is never issued once the release began.
+     * grant's state lock, which release also takes: a token is never issued once the release began.
      */
     private final class MemcachedGrant extends TokenOnDemandGrant {
         final MemcachedNode node;

@@ -17,6 +17,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 /**
@@ -42,7 +43,8 @@ final class PubSubChannels {
     private final String scope;
     private final String inbox;
     private final Consumer<String> onInbox;
-    private final Object lock = new Object();
+    /** Not a monitor: subscribing waits for the server, and a virtual thread must not pin its carrier meanwhile. */
+    private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Channel> channels = new ConcurrentHashMap<>();
     /** Subscribed channels without waiters, oldest first; guarded by {@link #lock}. */
     private final LinkedHashMap<String, Channel> idle = new LinkedHashMap<>();
@@ -133,16 +135,11 @@ final class PubSubChannels {
      */
     ChangeSubscription watch(String channel, Runnable onChange) {
         Channel c;
-        synchronized (lock) {
-            StatefulRedisPubSubConnection<String, String> ps = open();
-            c = channels.computeIfAbsent(channel, Channel::new);
-            idle.remove(channel);
-            c.listeners.add(onChange);
-            if (!c.subscribed) {
-                call(() -> ps.sync().subscribe(channel));
-                c.subscribed = true;
-            }
-            dropIdle(System.nanoTime());
+        lock.lock();
+        try {
+            c = listen(channel, onChange);
+        } finally {
+            lock.unlock();
         }
         AtomicBoolean cancelled = new AtomicBoolean();
         Channel watched = c;
@@ -150,15 +147,37 @@ final class PubSubChannels {
             if (!cancelled.compareAndSet(false, true)) {
                 return;
             }
-            synchronized (lock) {
-                watched.listeners.remove(onChange);
-                if (watched.listeners.isEmpty() && channels.get(channel) == watched) {
-                    watched.idleSince = System.nanoTime();
-                    idle.put(channel, watched);
-                    dropIdle(watched.idleSince);
-                }
+            lock.lock();
+            try {
+                stopListening(channel, watched, onChange);
+            } finally {
+                lock.unlock();
             }
         };
+    }
+
+    /** Adds a listener, subscribing when needed; with {@link #lock} held. */
+    private Channel listen(String channel, Runnable onChange) {
+        StatefulRedisPubSubConnection<String, String> ps = open();
+        Channel c = channels.computeIfAbsent(channel, Channel::new);
+        idle.remove(channel);
+        c.listeners.add(onChange);
+        if (!c.subscribed) {
+            call(() -> ps.sync().subscribe(channel));
+            c.subscribed = true;
+        }
+        dropIdle(System.nanoTime());
+        return c;
+    }
+
+    /** Removes a listener; a channel left without any is kept subscribed a while. With {@link #lock} held. */
+    private void stopListening(String channel, Channel watched, Runnable onChange) {
+        watched.listeners.remove(onChange);
+        if (watched.listeners.isEmpty() && channels.get(channel) == watched) {
+            watched.idleSince = System.nanoTime();
+            idle.put(channel, watched);
+            dropIdle(watched.idleSince);
+        }
     }
 
     /** Unsubscribes channels idle too long or too many; with {@link #lock} held. Never waits for the server. */
@@ -209,11 +228,14 @@ final class PubSubChannels {
     }
 
     void close() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             inboxOpen = false;
             if (pubSub != null) {
                 pubSub.close();
             }
+        } finally {
+            lock.unlock();
         }
     }
 

@@ -327,12 +327,15 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     public void release(Grant grant) {
         RedisGrant g = (RedisGrant) grant;
         boolean unusedEagerToken;
-        synchronized (g) {
+        g.stateLock().lock();
+        try {
             if (g.isReleased()) {
                 return;
             }
             g.markReleased();
             unusedEagerToken = g.issuedEagerly() && !g.tokenAsked();
+        } finally {
+            g.stateLock().unlock();
         }
         if (g.mode == LockMode.EXCLUSIVE && unusedEagerToken) {
             hints.fenced(g.name, false); // this holder did not use it: back to tokens on demand
@@ -670,7 +673,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     /**
      * One acquisition: the keys, the mode, the exact value we stored, the fencing token. An
      * exclusive grant taken by the bare {@code SET} has no token yet: the first
-     * {@link #fencingToken()} issues it, under the grant's monitor, which release also takes, so
+     * {@link #fencingToken()} issues it, under the grant's state lock, which release also takes, so
      * a token is never issued once the release has begun.
      */
     private final class RedisGrant extends TokenOnDemandGrant {

@@ -22,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,6 +81,12 @@ final class SqliteLockBackend implements LockBackend {
         final SqliteSession session;
         final String ownerId;
         private final long token;
+        /**
+         * Guards {@link #released} and the session's use by release and verify: a lock, not the
+         * grant's monitor, because both call the database (a virtual thread blocked inside
+         * {@code synchronized} pins its carrier on JDK 21 to 23).
+         */
+        final ReentrantLock state = new ReentrantLock();
         boolean released;
 
         SqliteGrant(SqliteSession session, String ownerId, long token) {
@@ -199,7 +206,8 @@ final class SqliteLockBackend implements LockBackend {
     public void release(Grant grant) {
         SqliteGrant g = (SqliteGrant) grant;
         boolean reusable;
-        synchronized (g) {
+        g.state.lock();
+        try {
             if (g.released) {
                 return;
             }
@@ -210,6 +218,8 @@ final class SqliteLockBackend implements LockBackend {
             } catch (SQLException e) {
                 reusable = false;
             }
+        } finally {
+            g.state.unlock();
         }
         if (reusable) {
             giveBack(g.session);
@@ -221,7 +231,8 @@ final class SqliteLockBackend implements LockBackend {
     @Override
     public boolean verify(Grant grant) {
         SqliteGrant g = (SqliteGrant) grant;
-        synchronized (g) {
+        g.state.lock();
+        try {
             if (g.released || !g.session.isOpen()) {
                 return false;
             }
@@ -237,6 +248,8 @@ final class SqliteLockBackend implements LockBackend {
                 }
                 throw failure("cannot check the lock on " + g.session.path, e);
             }
+        } finally {
+            g.state.unlock();
         }
     }
 

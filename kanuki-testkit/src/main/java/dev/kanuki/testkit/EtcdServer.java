@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A real {@code etcd} member for tests, on free loopback ports (client and peer) with its data
@@ -18,6 +19,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class EtcdServer extends ServerProcess {
     private static EtcdServer shared;
+    /** Guards {@link #shared}; a lock, not the class's monitor: starting a server waits for it. */
+    private static final ReentrantLock SHARED_LOCK = new ReentrantLock();
     private final Path binary;
     private final String memberName;
     private final int peerPort;
@@ -48,14 +51,19 @@ public final class EtcdServer extends ServerProcess {
      *
      * @return the running shared server
      */
-    public static synchronized EtcdServer shared() {
-        if (shared == null || !shared.isRunning()) {
-            if (shared != null) {
-                shared.close();
+    public static EtcdServer shared() {
+        SHARED_LOCK.lock();
+        try {
+            if (shared == null || !shared.isRunning()) {
+                if (shared != null) {
+                    shared.close();
+                }
+                shared = start();
             }
-            shared = start();
+            return shared;
+        } finally {
+            SHARED_LOCK.unlock();
         }
-        return shared;
     }
 
     static Path findBinary() {

@@ -9,6 +9,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Pattern;
 
 /**
@@ -35,6 +36,8 @@ public final class MariaDbServer extends ServerProcess {
     public static final String USER = "root";
     private static final Pattern DATABASE_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
     private static MariaDbServer shared;
+    /** Guards {@link #shared}; a lock, not the class's monitor: starting a server waits for it. */
+    private static final ReentrantLock SHARED_LOCK = new ReentrantLock();
 
     private final Path installDb;
     private final Path mariadbd;
@@ -66,14 +69,19 @@ public final class MariaDbServer extends ServerProcess {
      * @return the running shared server
      * @throws MissingServerException when the MariaDB server binaries are not installed
      */
-    public static synchronized MariaDbServer shared() {
-        if (shared == null || !shared.isRunning()) {
-            if (shared != null) {
-                shared.close();
+    public static MariaDbServer shared() {
+        SHARED_LOCK.lock();
+        try {
+            if (shared == null || !shared.isRunning()) {
+                if (shared != null) {
+                    shared.close();
+                }
+                shared = start();
             }
-            shared = start();
+            return shared;
+        } finally {
+            SHARED_LOCK.unlock();
         }
-        return shared;
     }
 
     /** @return {@code [install-db, server]} */

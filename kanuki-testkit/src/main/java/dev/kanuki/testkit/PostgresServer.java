@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Pattern;
 
 /**
@@ -38,6 +39,8 @@ public final class PostgresServer extends ServerProcess {
     public static final String USER = "kanuki";
     private static final Pattern DATABASE_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
     private static PostgresServer shared;
+    /** Guards {@link #shared}; a lock, not the class's monitor: starting a server waits for it. */
+    private static final ReentrantLock SHARED_LOCK = new ReentrantLock();
 
     private final Path initdb;
     private final Path postgres;
@@ -68,14 +71,19 @@ public final class PostgresServer extends ServerProcess {
      * @return the running shared server
      * @throws MissingServerException when the PostgreSQL binaries are not installed
      */
-    public static synchronized PostgresServer shared() {
-        if (shared == null || !shared.isRunning()) {
-            if (shared != null) {
-                shared.close();
+    public static PostgresServer shared() {
+        SHARED_LOCK.lock();
+        try {
+            if (shared == null || !shared.isRunning()) {
+                if (shared != null) {
+                    shared.close();
+                }
+                shared = start();
             }
-            shared = start();
+            return shared;
+        } finally {
+            SHARED_LOCK.unlock();
         }
-        return shared;
     }
 
     /** @return the directory holding {@code initdb} and {@code postgres} */

@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A real {@code redis-server} for tests, on a free port of 127.0.0.1 with its files in a
@@ -23,6 +24,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class RedisServer extends ServerProcess {
     private static RedisServer shared;
+    /** Guards {@link #shared}; a lock, not the class's monitor: starting a server waits for it. */
+    private static final ReentrantLock SHARED_LOCK = new ReentrantLock();
     private final Path binary;
     private final boolean tls;
     /** For a replica: the port of its primary (on 127.0.0.1) at start; else null. */
@@ -95,14 +98,19 @@ public final class RedisServer extends ServerProcess {
      *
      * @return the running shared server
      */
-    public static synchronized RedisServer shared() {
-        if (shared == null || !shared.isRunning()) {
-            if (shared != null) {
-                shared.close();
+    public static RedisServer shared() {
+        SHARED_LOCK.lock();
+        try {
+            if (shared == null || !shared.isRunning()) {
+                if (shared != null) {
+                    shared.close();
+                }
+                shared = start();
             }
-            shared = start();
+            return shared;
+        } finally {
+            SHARED_LOCK.unlock();
         }
-        return shared;
     }
 
     static Path findBinary() {

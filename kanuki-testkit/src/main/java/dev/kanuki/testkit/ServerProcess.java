@@ -27,6 +27,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A database server process the test kit started, with everything that is the same for every
@@ -74,6 +75,11 @@ public abstract class ServerProcess implements AutoCloseable {
     /** The service user the server runs as when this JVM is root, else {@code null}. */
     protected final String runAsUser;
     private final String kind;
+    /**
+     * Orders starts, stops and kills of this server. A lock, not the monitor: they wait for the
+     * process, and a virtual thread waiting inside {@code synchronized} pins its carrier (JDK 21 to 23).
+     */
+    private final ReentrantLock lifecycle = new ReentrantLock();
     private int port;
     private volatile Process process;
     private volatile boolean deleted;
@@ -126,41 +132,51 @@ public abstract class ServerProcess implements AutoCloseable {
     // ------------------------------------------------------------------ life cycle
 
     /** Initializes the data directory and starts the server on a free port. */
-    final synchronized void firstStart() {
+    final void firstStart() {
+        lifecycle.lock();
         try {
-            initialize();
-        } catch (IOException e) {
-            deleteDirectory();
-            throw new UncheckedIOException("initializing the test " + kind + " server in " + directory + " failed: "
-                    + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            deleteDirectory();
-            throw new IllegalStateException("interrupted while initializing the test " + kind + " server", e);
-        }
-        IllegalStateException last = null;
-        for (int attempt = 0; attempt < 3; attempt++) {
-            port = freePort();
             try {
-                launch();
-                return;
-            } catch (IllegalStateException e) {
-                last = e; // most likely the port was taken between choosing and binding it: choose again
+                initialize();
+            } catch (IOException e) {
+                deleteDirectory();
+                throw new UncheckedIOException("initializing the test " + kind + " server in " + directory + " failed: "
+                        + e.getMessage(), e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                deleteDirectory();
+                throw new IllegalStateException("interrupted while initializing the test " + kind + " server", e);
             }
+            IllegalStateException last = null;
+            for (int attempt = 0; attempt < 3; attempt++) {
+                port = freePort();
+                try {
+                    launch();
+                    return;
+                } catch (IllegalStateException e) {
+                    last = e; // most likely the port was taken between choosing and binding it: choose again
+                }
+            }
+            deleteDirectory();
+            throw last;
+        } finally {
+            lifecycle.unlock();
         }
-        deleteDirectory();
-        throw last;
     }
 
     /** Starts the server again on the same port and data, after {@link #kill()} or {@link #stop()}. */
-    public final synchronized void restart() {
-        if (isRunning()) {
-            throw new IllegalStateException("the test " + kind + " server on port " + port + " is still running");
+    public final void restart() {
+        lifecycle.lock();
+        try {
+            if (isRunning()) {
+                throw new IllegalStateException("the test " + kind + " server on port " + port + " is still running");
+            }
+            if (deleted) {
+                throw new IllegalStateException("the test " + kind + " server was closed; start a new one");
+            }
+            launch();
+        } finally {
+            lifecycle.unlock();
         }
-        if (deleted) {
-            throw new IllegalStateException("the test " + kind + " server was closed; start a new one");
-        }
-        launch();
     }
 
     private void launch() {
@@ -216,42 +232,57 @@ public abstract class ServerProcess implements AutoCloseable {
      * Kills the server and all its processes with SIGKILL, as a crash would: no checkpoint, no
      * goodbye to clients. {@link #restart()} then runs crash recovery.
      */
-    public final synchronized void kill() {
-        Process p = process;
-        if (p != null) {
-            killTree(p);
-            RUNNING.remove(this);
+    public final void kill() {
+        lifecycle.lock();
+        try {
+            Process p = process;
+            if (p != null) {
+                killTree(p);
+                RUNNING.remove(this);
+            }
+        } finally {
+            lifecycle.unlock();
         }
     }
 
     /** Shuts the server down quickly (clients are disconnected), waiting at most 30 s. */
-    public final synchronized void stop() {
-        Process p = process;
-        if (p == null || !p.isAlive()) {
-            RUNNING.remove(this);
-            return;
-        }
-        List<ProcessHandle> tree = treeOf(p);
+    public final void stop() {
+        lifecycle.lock();
         try {
-            requestFastShutdown(p);
-            if (!p.waitFor(30, TimeUnit.SECONDS)) {
+            Process p = process;
+            if (p == null || !p.isAlive()) {
+                RUNNING.remove(this);
+                return;
+            }
+            List<ProcessHandle> tree = treeOf(p);
+            try {
+                requestFastShutdown(p);
+                if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                    killTree(p);
+                }
+            } catch (IOException e) {
+                killTree(p);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
                 killTree(p);
             }
-        } catch (IOException e) {
-            killTree(p);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            killTree(p);
+            awaitExit(tree);
+            RUNNING.remove(this);
+        } finally {
+            lifecycle.unlock();
         }
-        awaitExit(tree);
-        RUNNING.remove(this);
     }
 
     /** Stops the server and removes its directory. Idempotent. */
     @Override
-    public synchronized void close() {
-        kill();
-        deleteDirectory();
+    public void close() {
+        lifecycle.lock();
+        try {
+            kill();
+            deleteDirectory();
+        } finally {
+            lifecycle.unlock();
+        }
     }
 
     /** @return the loopback address the server listens on: {@code 127.0.0.1} */

@@ -13,6 +13,9 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A small TCP proxy for fault tests: listens on a free port of 127.0.0.1 and forwards every
@@ -35,7 +38,9 @@ public final class TcpProxy implements AutoCloseable {
     private final InetSocketAddress target;
     private final List<Socket[]> connections = new CopyOnWriteArrayList<>();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
-    private final Object gate = new Object();
+    /** With {@link #resumed}: where forwarding threads wait out a stall (a lock, not a monitor: kanuki never waits holding a monitor). */
+    private final ReentrantLock gate = new ReentrantLock();
+    private final Condition resumed = gate.newCondition();
     private volatile boolean stalled;
     private volatile boolean closed;
 
@@ -85,9 +90,12 @@ public final class TcpProxy implements AutoCloseable {
 
     /** Forwards again after {@link #stall()}, the bytes held back first. */
     public void resume() {
-        synchronized (gate) {
+        gate.lock();
+        try {
             stalled = false;
-            gate.notifyAll();
+            resumed.signalAll();
+        } finally {
+            gate.unlock();
         }
     }
 
@@ -184,10 +192,13 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     private void awaitNotStalled() throws InterruptedException {
-        synchronized (gate) {
+        gate.lock();
+        try {
             while (stalled && !closed) {
-                gate.wait(100);
+                resumed.await(100, TimeUnit.MILLISECONDS);
             }
+        } finally {
+            gate.unlock();
         }
     }
 
