@@ -23,6 +23,8 @@ public record Capabilities(
         boolean ownerRecords) {
 
     /**
+     * Makes the description; {@link #builder(LeaseKind)} is the shorter way.
+     *
      * @param leaseKind how a held lock is kept alive and freed when its holder dies
      * @param crossProcess whether the lock excludes other processes (false only for {@code mem:})
      * @param sharedLocks whether {@link LockProvider#readWriteLock} is supported
@@ -58,13 +60,15 @@ public record Capabilities(
             this.leaseKind = Objects.requireNonNull(leaseKind, "leaseKind");
         }
 
-        /** @return this builder; locks exclude other processes */
+        /** {@return this builder; locks exclude other processes} */
         public Builder crossProcess() {
             crossProcess = true;
             return this;
         }
 
         /**
+         * Says whether {@link LockProvider#readWriteLock} is supported.
+         *
          * @param supported whether read-write locks are supported
          * @return this builder
          */
@@ -73,30 +77,30 @@ public record Capabilities(
             return this;
         }
 
-        /** @return this builder; read-write locks are supported */
+        /** {@return this builder; read-write locks are supported} */
         public Builder sharedLocks() {
             return sharedLocks(true);
         }
 
-        /** @return this builder; semaphores are supported */
+        /** {@return this builder; semaphores are supported} */
         public Builder semaphores() {
             semaphores = true;
             return this;
         }
 
-        /** @return this builder; fencing tokens keep increasing across restarts of all clients */
+        /** {@return this builder; fencing tokens keep increasing across restarts of all clients} */
         public Builder persistentFencing() {
             persistentFencing = true;
             return this;
         }
 
-        /** @return this builder; the backend records who holds a lock */
+        /** {@return this builder; the backend records who holds a lock} */
         public Builder ownerRecords() {
             ownerRecords = true;
             return this;
         }
 
-        /** @return the capabilities named so far */
+        /** {@return the capabilities named so far} */
         public Capabilities build() {
             return new Capabilities(leaseKind, crossProcess, sharedLocks, semaphores, persistentFencing, ownerRecords);
         }

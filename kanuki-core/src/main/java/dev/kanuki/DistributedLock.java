@@ -17,7 +17,7 @@ import java.util.concurrent.locks.Lock;
  */
 public interface DistributedLock {
 
-    /** @return the lock's name, in the canonical (NFC) form {@link LockNames#validate} gives */
+    /** {@return the lock's name, in the canonical (NFC) form {@link LockNames#validate} gives} */
     String name();
 
     /**

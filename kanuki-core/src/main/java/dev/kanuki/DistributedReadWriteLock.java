@@ -8,12 +8,12 @@ package dev.kanuki;
  */
 public interface DistributedReadWriteLock {
 
-    /** @return the lock's name */
+    /** {@return the lock's name} */
     String name();
 
-    /** @return the shared mode: many holders at once, none while a writer holds */
+    /** {@return the shared mode: many holders at once, none while a writer holds} */
     DistributedLock readLock();
 
-    /** @return the exclusive mode: one holder, no readers */
+    /** {@return the exclusive mode: one holder, no readers} */
     DistributedLock writeLock();
 }

@@ -7,6 +7,6 @@ package dev.kanuki;
  */
 public interface DistributedSemaphore extends DistributedLock {
 
-    /** @return the number of permits; every user of the same name must pass the same number */
+    /** {@return the number of permits; every user of the same name must pass the same number} */
     int permits();
 }

@@ -41,7 +41,7 @@ public interface FencedResource<T> {
         write(holder.fencingToken(), value);
     }
 
-    /** @return the stored value and the token that wrote it; empty before the first write */
+    /** {@return the stored value and the token that wrote it; empty before the first write} */
     Optional<Fenced<T>> read();
 
     /**
@@ -63,6 +63,8 @@ public interface FencedResource<T> {
     @FunctionalInterface
     interface CompareAndStore<T> {
         /**
+         * Stores a value unless a writer with a token at least as high stored one before.
+         *
          * @param token the writer's fencing token
          * @param value what to store
          * @return true when stored; false when a token at least as high was stored before

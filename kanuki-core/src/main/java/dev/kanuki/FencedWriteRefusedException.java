@@ -15,6 +15,8 @@ public class FencedWriteRefusedException extends LockException {
     private final long newerToken;
 
     /**
+     * Makes the exception for a write the resource refused.
+     *
      * @param resource what was written, for the message
      * @param token the writer's fencing token
      * @param newerToken the highest token the resource has accepted, or -1 when it does not say
@@ -28,17 +30,17 @@ public class FencedWriteRefusedException extends LockException {
         this.newerToken = newerToken;
     }
 
-    /** @return what was written, as named when the resource was made */
+    /** {@return what was written, as named when the resource was made} */
     public String resource() {
         return resource;
     }
 
-    /** @return the refused writer's fencing token */
+    /** {@return the refused writer's fencing token} */
     public long token() {
         return token;
     }
 
-    /** @return the highest token the resource has accepted, or -1 when it does not say */
+    /** {@return the highest token the resource has accepted, or -1 when it does not say} */
     public long newerToken() {
         return newerToken;
     }

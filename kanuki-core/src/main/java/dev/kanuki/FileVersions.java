@@ -115,7 +115,7 @@ final class FileVersions {
                         + " yours with mode 0700, from the plain file " + file.getFileName(), null);
     }
 
-    /** @return the entry's owner, uid and mode without following a link, or null when absent */
+    /** {@return the entry's owner, uid and mode without following a link, or null when absent} */
     private static Map<String, Object> attributes(Path path) throws IOException {
         try {
             return Files.readAttributes(path, "unix:uid,mode,owner,group", LinkOption.NOFOLLOW_LINKS);
@@ -127,7 +127,7 @@ final class FileVersions {
         }
     }
 
-    /** @return a version's bytes, after checking it is a regular file of ours */
+    /** {@return a version's bytes, after checking it is a regular file of ours} */
     private byte[] readEntry(Path entry) throws IOException {
         Map<String, Object> a = attributes(entry);
         if (a == null) {
@@ -149,7 +149,7 @@ final class FileVersions {
         return new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(mode))};
     }
 
-    /** @return this process's user id (the owner of {@code /proc/self}), or -1 where it cannot be told */
+    /** {@return this process's user id (the owner of {@code /proc/self}), or -1 where it cannot be told} */
     private static int currentUid() {
         try {
             return ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).intValue();
@@ -195,7 +195,7 @@ final class FileVersions {
         }
     }
 
-    /** @return the largest committed parent token, or -1 when there is no version yet */
+    /** {@return the largest committed parent token, or -1 when there is no version yet} */
     private long headParent() throws IOException {
         long best = -1;
         if (!checkDirectory()) {
@@ -328,7 +328,7 @@ final class FileVersions {
         }
     }
 
-    /** @return the entry's ctime (a link or rename changes it; writing a file's data before does not count) */
+    /** {@return the entry's ctime (a link or rename changes it; writing a file's data before does not count)} */
     private static long changedMillis(Path path) throws IOException {
         try {
             return ((FileTime) Files.getAttribute(path, "unix:ctime", LinkOption.NOFOLLOW_LINKS)).toMillis();

@@ -11,6 +11,8 @@ public class LockBackendException extends LockException {
     private final String hint;
 
     /**
+     * Makes the exception.
+     *
      * @param message what happened, naming the path, host or lock involved
      * @param hint what the user can do about it
      * @param cause the underlying failure, or {@code null}
@@ -20,7 +22,7 @@ public class LockBackendException extends LockException {
         this.hint = hint == null ? "" : hint;
     }
 
-    /** @return what the user can do about the failure; empty when there is nothing to suggest */
+    /** {@return what the user can do about the failure; empty when there is nothing to suggest} */
     public String hint() {
         return hint;
     }

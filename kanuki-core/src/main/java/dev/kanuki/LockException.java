@@ -8,6 +8,8 @@ public class LockException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * Makes the exception.
+     *
      * @param message what happened, in words a user can act on
      * @param cause the underlying failure, or {@code null}
      */

@@ -10,7 +10,7 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface LockHandle extends AutoCloseable {
 
-    /** @return the name of the lock this handle holds */
+    /** {@return the name of the lock this handle holds} */
     String name();
 
     /**
@@ -34,8 +34,8 @@ public interface LockHandle extends AutoCloseable {
     long fencingToken();
 
     /**
-     * @return true while this handle is open and its lock is not known to be lost; a cheap local
-     *     check with no round trip (see {@link #verify()})
+     * {@return true while this handle is open and its lock is not known to be lost; a cheap local
+     *     check with no round trip (see {@link #verify()})}
      */
     boolean isHeld();
 

@@ -14,6 +14,8 @@ public class LockLostException extends LockException {
     private final String lockName;
 
     /**
+     * Makes the exception.
+     *
      * @param lockName the lock that was lost
      * @param reason why it is no longer held
      * @param cause the underlying failure, or {@code null}
@@ -23,7 +25,7 @@ public class LockLostException extends LockException {
         this.lockName = lockName;
     }
 
-    /** @return the name of the lock that was lost */
+    /** {@return the name of the lock that was lost} */
     public String lockName() {
         return lockName;
     }

@@ -58,13 +58,15 @@ public interface LockProvider extends AutoCloseable {
     /** The URI {@link #openDefault()} opens. */
     String DEFAULT_URI = "file:";
 
-    /** @return the URI this provider was opened with */
+    /** {@return the URI this provider was opened with} */
     String uri();
 
-    /** @return what this backend can do */
+    /** {@return what this backend can do} */
     Capabilities capabilities();
 
     /**
+     * Gets the exclusive lock of a name.
+     *
      * @param name the lock's name (see {@link LockNames} for the rules)
      * @return the exclusive lock of that name
      * @throws IllegalArgumentException when the name breaks the rules
@@ -72,6 +74,8 @@ public interface LockProvider extends AutoCloseable {
     DistributedLock lock(String name);
 
     /**
+     * Gets the read-write lock of a name.
+     *
      * @param name the lock's name; its write lock is {@link #lock(String) lock(name)}
      * @return the read-write lock of that name
      * @throws UnsupportedOperationException when {@link Capabilities#sharedLocks()} is false
@@ -80,6 +84,8 @@ public interface LockProvider extends AutoCloseable {
     DistributedReadWriteLock readWriteLock(String name);
 
     /**
+     * Gets the semaphore of a name, which lets up to {@code permits} holders in at once.
+     *
      * @param name the semaphore's name
      * @param permits how many holders may hold it at once, at least 1
      * @return the semaphore

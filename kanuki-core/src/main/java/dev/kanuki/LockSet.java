@@ -14,12 +14,14 @@ public final class LockSet implements AutoCloseable {
         this.handles = List.copyOf(handles);
     }
 
-    /** @return the handles, in the order they were taken */
+    /** {@return the handles, in the order they were taken} */
     public List<LockHandle> handles() {
         return handles;
     }
 
     /**
+     * Gets the handle of one lock of the set.
+     *
      * @param name a lock name
      * @return the handle of the lock with that name
      * @throws IllegalArgumentException when no lock of that name is in the set

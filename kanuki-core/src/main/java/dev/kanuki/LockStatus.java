@@ -30,7 +30,7 @@ public record LockStatus(String name, State state, Optional<OwnerInfo> owner, lo
         UNKNOWN
     }
 
-    /** @return true when the lock is held in any mode */
+    /** {@return true when the lock is held in any mode} */
     public boolean isHeld() {
         return state == State.HELD || state == State.HELD_SHARED;
     }

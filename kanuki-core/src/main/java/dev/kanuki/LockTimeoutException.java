@@ -18,6 +18,8 @@ public class LockTimeoutException extends LockException {
     private final transient OwnerInfo holder;
 
     /**
+     * Makes the exception for a wait that ran out.
+     *
      * @param lockName the lock that could not be obtained
      * @param timeout how long the caller waited
      * @param holder who held the lock when the wait ended, or {@code null} when unknown
@@ -34,17 +36,17 @@ public class LockTimeoutException extends LockException {
         return holder == null ? base : base + "; held by " + holder.describe();
     }
 
-    /** @return the name of the lock that could not be obtained */
+    /** {@return the name of the lock that could not be obtained} */
     public String lockName() {
         return lockName;
     }
 
-    /** @return how long the caller waited */
+    /** {@return how long the caller waited} */
     public Duration timeout() {
         return timeout;
     }
 
-    /** @return who held the lock when the wait ended, when the backend records owners */
+    /** {@return who held the lock when the wait ended, when the backend records owners} */
     public Optional<OwnerInfo> holder() {
         return Optional.ofNullable(holder);
     }

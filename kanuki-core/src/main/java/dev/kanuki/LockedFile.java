@@ -60,6 +60,8 @@ public final class LockedFile {
     }
 
     /**
+     * Guards a file with a lock.
+     *
      * @param lock the lock that guards the file; every writer of the file must use the same lock
      * @param file the file to guard; it need not exist yet
      * @return a guarded file
@@ -68,7 +70,7 @@ public final class LockedFile {
         return new LockedFile(lock, file);
     }
 
-    /** @return the guarded file */
+    /** {@return the guarded file} */
     public Path path() {
         return file;
     }
@@ -147,7 +149,7 @@ public final class LockedFile {
         }
     }
 
-    /** @return true when the version was committed; false when the caller must read the newest and retry */
+    /** {@return true when the version was committed; false when the caller must read the newest and retry} */
     private boolean commit(LockHandle handle, long token, FileVersions.Version head, byte[] content) throws IOException {
         Path temp = versions.write(token, content);
         try {

@@ -45,13 +45,13 @@ public record OwnerInfo(String host, long pid, String id, Instant acquiredAt, In
         }
     }
 
-    /** @return the lease end, or empty for a session lease */
+    /** {@return the lease end, or empty for a session lease} */
     public Optional<Instant> lease() {
         return Optional.ofNullable(leaseUntil);
     }
 
     /**
-     * @return a one-line description for people, e.g. {@code pid 4242 on web-1 since 2026-11-21T10:00:00Z (3s ago)}
+     * {@return a one-line description for people, e.g. {@code pid 4242 on web-1 since 2026-11-21T10:00:00Z (3s ago)}}
      */
     public String describe() {
         if (acquiredAt == null) {

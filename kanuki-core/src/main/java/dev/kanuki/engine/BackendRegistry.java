@@ -22,7 +22,7 @@ public final class BackendRegistry {
     private BackendRegistry() {
     }
 
-    /** @return every registered factory by scheme, sorted by scheme */
+    /** {@return every registered factory by scheme, sorted by scheme} */
     public static Map<String, LockBackendFactory> factories() {
         Map<String, LockBackendFactory> found = factories;
         if (found == null) {
@@ -58,7 +58,7 @@ public final class BackendRegistry {
         return factory;
     }
 
-    /** @return the factory named by {@code kanuki.backend.SCHEME}, or null when none is (or it cannot be made) */
+    /** {@return the factory named by {@code kanuki.backend.SCHEME}, or null when none is (or it cannot be made)} */
     private static LockBackendFactory named(String scheme) {
         String className = System.getProperty(FACTORY_PROPERTY_PREFIX + scheme);
         if (className == null || className.isBlank()) {

@@ -113,7 +113,7 @@ final class EngineLock implements DistributedSemaphore {
         return w;
     }
 
-    /** @return the gate the waiter entered, or null when it was served at once */
+    /** {@return the gate the waiter entered, or null when it was served at once} */
     private Gate enter(Waiter w) {
         while (true) {
             Gate gate = GateTable.JVM.gate(gateKey);

@@ -151,7 +151,7 @@ public final class EngineLockProvider implements LockProvider {
         }
     }
 
-    /** @return the URI this provider was opened with, passwords masked */
+    /** {@return the URI this provider was opened with, passwords masked} */
     @Override
     public String uri() {
         return uri;
@@ -229,7 +229,7 @@ public final class EngineLockProvider implements LockProvider {
         return backend.prune(dryRun);
     }
 
-    /** @return who holds the lock, when the backend can tell; never throws */
+    /** {@return who holds the lock, when the backend can tell; never throws} */
     OwnerInfo holderOf(String name) {
         try {
             LockStatus status = backend.status(name);
@@ -280,7 +280,7 @@ public final class EngineLockProvider implements LockProvider {
         }
     }
 
-    /** @return true when backend work in flight ended before {@code deadline} (nanoTime) */
+    /** {@return true when backend work in flight ended before {@code deadline} (nanoTime)} */
     private boolean awaitDrained(long deadline) {
         boolean interrupted = false;
         try {
@@ -320,7 +320,7 @@ public final class EngineLockProvider implements LockProvider {
         live.remove(handle);
     }
 
-    /** @return the handles currently open through this provider */
+    /** {@return the handles currently open through this provider} */
     Iterable<EngineHandle> liveHandles() {
         return live;
     }

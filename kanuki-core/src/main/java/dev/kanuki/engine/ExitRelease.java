@@ -51,7 +51,7 @@ final class ExitRelease {
         }
     }
 
-    /** @return the registered shutdown hook, or null when none is registered */
+    /** {@return the registered shutdown hook, or null when none is registered} */
     static synchronized Thread hook() {
         return hook;
     }

@@ -512,7 +512,7 @@ final class Gate {
         return queue.isEmpty() && !contending && exclusiveHolder == null && shared == null && permitHolders == 0;
     }
 
-    /** @return the waiters queued behind the contender, for diagnostics */
+    /** {@return the waiters queued behind the contender, for diagnostics} */
     synchronized int queued() {
         return queue.size();
     }

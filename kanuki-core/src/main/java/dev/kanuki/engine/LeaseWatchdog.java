@@ -78,7 +78,7 @@ final class LeaseWatchdog {
         }
     }
 
-    /** @return the timer's period: a quarter of the renewal interval, at least 10 ms */
+    /** {@return the timer's period: a quarter of the renewal interval, at least 10 ms} */
     private long tickNanos() {
         return Math.max(TimeUnit.MILLISECONDS.toNanos(10), intervalNanos / 4);
     }

@@ -44,7 +44,7 @@ final class WaitSlots {
         return max;
     }
 
-    /** @return true when the caller may block in the backend; it must call {@link #give} after */
+    /** {@return true when the caller may block in the backend; it must call {@link #give} after} */
     boolean tryTake() {
         while (true) {
             int n = blocking.get();

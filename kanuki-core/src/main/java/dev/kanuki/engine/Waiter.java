@@ -83,7 +83,7 @@ final class Waiter {
         });
     }
 
-    /** @return {@code now + timeout} on the nanoTime clock, saturated far in the future */
+    /** {@return {@code now + timeout} on the nanoTime clock, saturated far in the future} */
     static long deadline(long now, Duration timeout) {
         long nanos = saturatedNanos(timeout);
         return nanos >= Long.MAX_VALUE / 4 ? now + Long.MAX_VALUE / 4 : now + nanos;
@@ -158,7 +158,7 @@ final class Waiter {
         }
     }
 
-    /** @return true when the engine interrupted the thread blocked for this waiter */
+    /** {@return true when the engine interrupted the thread blocked for this waiter} */
     boolean interruptedByEngine() {
         state.lock();
         try {
@@ -285,7 +285,7 @@ final class Waiter {
         }
     }
 
-    /** @return true when the waiter still waits and so should be woken for the slot */
+    /** {@return true when the waiter still waits and so should be woken for the slot} */
     boolean leaveLineForSlot() {
         state.lock();
         try {

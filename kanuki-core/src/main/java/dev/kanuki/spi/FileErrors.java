@@ -16,6 +16,8 @@ public final class FileErrors {
     }
 
     /**
+     * Says what went wrong with a file operation, for a message.
+     *
      * @param e a failed file operation
      * @return its cause in words, naming the file: e.g. {@code Read-only file system (/srv/locks)}
      */
@@ -36,6 +38,8 @@ public final class FileErrors {
     }
 
     /**
+     * Says what the user can do when a lock directory cannot be created or opened.
+     *
      * @param e a failed attempt to create or open a lock directory
      * @param scheme the backend's URI scheme, for the advice ({@code file}, {@code sqlite})
      * @return what the user can do about it

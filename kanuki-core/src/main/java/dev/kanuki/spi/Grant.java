@@ -22,8 +22,8 @@ public interface Grant {
     long fencingToken();
 
     /**
-     * @return the fencing token if it has been issued already, without asking the backend (for
-     *     messages and {@code toString})
+     * {@return the fencing token if it has been issued already, without asking the backend (for
+     *     messages and {@code toString})}
      */
     default OptionalLong issuedToken() {
         return OptionalLong.of(fencingToken());

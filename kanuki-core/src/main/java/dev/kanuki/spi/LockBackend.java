@@ -18,12 +18,12 @@ import java.util.Optional;
  */
 public interface LockBackend extends AutoCloseable {
 
-    /** @return what this backend can do */
+    /** {@return what this backend can do} */
     Capabilities capabilities();
 
     /**
-     * @return an identity of the lock store: providers whose backends return equal scopes
-     *     share one in-JVM queue per name (for example two providers on the same directory)
+     * {@return an identity of the lock store: providers whose backends return equal scopes
+     *     share one in-JVM queue per name (for example two providers on the same directory)}
      */
     String scope();
 

@@ -8,10 +8,12 @@ import java.util.Set;
  */
 public interface LockBackendFactory {
 
-    /** @return the URI schemes this factory handles, lower case, e.g. {@code file} */
+    /** {@return the URI schemes this factory handles, lower case, e.g. {@code file}} */
     Set<String> schemes();
 
     /**
+     * Makes a backend for a URI of this factory's scheme.
+     *
      * @param uri the parsed URI
      * @return a new backend
      * @throws IllegalArgumentException when the URI's options are invalid

@@ -24,6 +24,8 @@ public final class LockRequest {
     private static final long NO_DEADLINE = Long.MAX_VALUE;
 
     /**
+     * Makes a request without a deadline.
+     *
      * @param name the validated lock name
      * @param mode exclusive, shared or one semaphore permit
      * @param permits the semaphore's size for {@link LockMode#PERMIT}, else 1
@@ -34,6 +36,8 @@ public final class LockRequest {
     }
 
     /**
+     * Makes a request with the caller's deadline.
+     *
      * @param name the validated lock name
      * @param mode exclusive, shared or one semaphore permit
      * @param permits the semaphore's size for {@link LockMode#PERMIT}, else 1
@@ -50,8 +54,8 @@ public final class LockRequest {
     }
 
     /**
-     * @return the time left before the caller's deadline (zero once it passed, and for a try
-     *     without waiting); {@code Duration.ofNanos(Long.MAX_VALUE)} when the caller gave none
+     * {@return the time left before the caller's deadline (zero once it passed, and for a try
+     *     without waiting); {@code Duration.ofNanos(Long.MAX_VALUE)} when the caller gave none}
      */
     public Duration timeLeft() {
         if (deadlineNanos == NO_DEADLINE) {
@@ -75,22 +79,22 @@ public final class LockRequest {
         return bounded.compareTo(backendTimeout) < 0 ? bounded : backendTimeout;
     }
 
-    /** @return the lock name; already checked against {@link dev.kanuki.LockNames} */
+    /** {@return the lock name; already checked against {@link dev.kanuki.LockNames}} */
     public String name() {
         return name;
     }
 
-    /** @return the mode requested */
+    /** {@return the mode requested} */
     public LockMode mode() {
         return mode;
     }
 
-    /** @return the semaphore's number of permits ({@link LockMode#PERMIT}), else 1 */
+    /** {@return the semaphore's number of permits ({@link LockMode#PERMIT}), else 1} */
     public int permits() {
         return permits;
     }
 
-    /** @return the lease a ttl backend must give the lock */
+    /** {@return the lease a ttl backend must give the lock} */
     public Duration lease() {
         return lease;
     }

@@ -38,6 +38,8 @@ public final class LockUri {
     }
 
     /**
+     * Parses a backend URI.
+     *
      * @param text e.g. {@code file:/var/lock/app?strategy=os}
      * @return the parsed URI
      * @throws IllegalArgumentException when there is no scheme or an option is malformed
@@ -90,29 +92,34 @@ public final class LockUri {
         return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
     }
 
-    /** @return the URI as written */
+    /** {@return the URI as written} */
     public String original() {
         return original;
     }
 
-    /** @return the scheme, lower case */
+    /** {@return the scheme, lower case} */
     public String scheme() {
         return scheme;
     }
 
-    /** @return everything between the scheme's colon and the query */
+    /** {@return everything between the scheme's colon and the query} */
     public String body() {
         return body;
     }
 
-    /** @return the {@code host:port} part of {@code scheme://host:port/path}, or empty */
+    /** {@return the {@code host:port} part of {@code scheme://host:port/path}, or empty} */
     public String authority() {
         return authority;
     }
 
-    /** A server named in a URI's authority: host (without IPv6 brackets) and port. */
+    /**
+     * A server named in a URI's authority.
+     *
+     * @param host the host, without IPv6 brackets
+     * @param port the port
+     */
     public record Server(String host, int port) {
-        /** @return {@code host:port}, with brackets around an IPv6 host */
+        /** {@return {@code host:port}, with brackets around an IPv6 host} */
         @Override
         public String toString() {
             return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
@@ -162,7 +169,7 @@ public final class LockUri {
         return java.util.List.copyOf(out);
     }
 
-    /** @return the decoded user of {@code scheme://user[:password]@host}, or empty */
+    /** {@return the decoded user of {@code scheme://user[:password]@host}, or empty} */
     public Optional<String> user() {
         String info = userInfo();
         if (info == null) {
@@ -172,7 +179,7 @@ public final class LockUri {
         return Optional.of(decode(colon < 0 ? info : info.substring(0, colon)));
     }
 
-    /** @return the decoded password of {@code scheme://user:password@host}, or empty */
+    /** {@return the decoded password of {@code scheme://user:password@host}, or empty} */
     public Optional<String> password() {
         String info = userInfo();
         if (info == null || info.indexOf(':') < 0) {
@@ -191,17 +198,19 @@ public final class LockUri {
         return at < 0 ? authority : authority.substring(at + 1);
     }
 
-    /** @return the path: after the authority when there is one, else the whole body */
+    /** {@return the path: after the authority when there is one, else the whole body} */
     public String path() {
         return path;
     }
 
-    /** @return every option, decoded, in the order written */
+    /** {@return every option, decoded, in the order written} */
     public Map<String, String> params() {
         return params;
     }
 
     /**
+     * Reads an option of the URI's query.
+     *
      * @param key an option name
      * @return its value, when given
      */
@@ -210,6 +219,8 @@ public final class LockUri {
     }
 
     /**
+     * Reads an option of the URI's query as a duration.
+     *
      * @param key an option name
      * @param fallback the value when the option is absent
      * @return the option read as a duration
@@ -246,8 +257,8 @@ public final class LockUri {
     }
 
     /**
-     * @return the URI with secrets masked ({@code password=***}, {@code user:***@host}), for
-     *     messages and logs
+     * {@return the URI with secrets masked ({@code password=***}, {@code user:***@host}), for
+     *     messages and logs}
      */
     public String redacted() {
         String out = original.replaceAll("(?i)([?&](password|pass|pwd|secret|token)=)[^&]*", "$1***");

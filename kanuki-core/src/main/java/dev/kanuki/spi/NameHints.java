@@ -28,12 +28,18 @@ public final class NameHints {
     private final Set<String> fenced = ConcurrentHashMap.newKeySet();
     private final Map<String, Long> contendedAt = new ConcurrentHashMap<>();
 
-    /** @param limit how many names each kind remembers before it forgets them all */
+    /**
+     * Makes empty hints.
+     *
+     * @param limit how many names each kind remembers before it forgets them all
+     */
     public NameHints(int limit) {
         this.limit = limit;
     }
 
     /**
+     * Tells whether the last holder of a name in this process asked for its fencing token.
+     *
      * @param name a lock name (or a backend's key for it)
      * @return whether the name's last holder here asked for its fencing token
      */
@@ -60,6 +66,8 @@ public final class NameHints {
     }
 
     /**
+     * Tells whether a name was found held recently, in this process.
+     *
      * @param name a lock name (or a backend's key for it)
      * @param nowNanos now, on the {@link System#nanoTime()} clock
      * @return whether the name was found held within the last {@link #CONTENDED_MEMORY_NANOS}

@@ -17,19 +17,19 @@ public final class ProcessIdentity {
     private ProcessIdentity() {
     }
 
-    /** @return this process's id */
+    /** {@return this process's id} */
     public static long pid() {
         return PID;
     }
 
-    /** @return this machine's host name (from {@code HOSTNAME}, the kernel, or DNS, in that order) */
+    /** {@return this machine's host name (from {@code HOSTNAME}, the kernel, or DNS, in that order)} */
     public static String host() {
         return HOST;
     }
 
     /**
-     * @return a random 128-bit id as 32 hex digits, unique across processes and hosts (mixed with
-     *     a per-process secure salt, so two processes never draw the same sequence)
+     * {@return a random 128-bit id as 32 hex digits, unique across processes and hosts (mixed with
+     *     a per-process secure salt, so two processes never draw the same sequence)}
      */
     public static String randomId() {
         ThreadLocalRandom r = ThreadLocalRandom.current();
@@ -38,6 +38,8 @@ public final class ProcessIdentity {
     }
 
     /**
+     * Tells whether a lock's owner is a process of this host that no longer exists.
+     *
      * @param host the owner's host
      * @param pid the owner's process id
      * @return true only when the owner is on this host and no process with that pid exists

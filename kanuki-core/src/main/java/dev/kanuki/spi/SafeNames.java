@@ -19,6 +19,8 @@ public final class SafeNames {
     }
 
     /**
+     * Maps a lock name to a key that is safe as a file name and database identifier.
+     *
      * @param name a validated lock name
      * @param namespace separates kinds of keys for the same name, e.g. {@code "L"} for locks and
      *     {@code "S"} for semaphores
@@ -36,6 +38,8 @@ public final class SafeNames {
     }
 
     /**
+     * Hashes a text into 32 hex digits.
+     *
      * @param text any text
      * @return the first 128 bits of its UTF-8 SHA-256, as 32 hex digits
      */
@@ -45,6 +49,8 @@ public final class SafeNames {
     }
 
     /**
+     * Tells whether a character may be shown on a terminal as it is.
+     *
      * @param c a character
      * @return false for characters a terminal may act on rather than show: ASCII and C1 controls
      *     (ESC, CSI), format characters (bidi overrides), line and paragraph separators

@@ -27,6 +27,8 @@ public abstract class TokenOnDemandGrant implements Grant {
     private volatile boolean released;
 
     /**
+     * Makes the grant of one acquisition.
+     *
      * @param eagerToken the token issued with the acquisition, or empty when it is to be issued on demand
      */
     protected TokenOnDemandGrant(OptionalLong eagerToken) {
@@ -54,10 +56,10 @@ public abstract class TokenOnDemandGrant implements Grant {
      */
     protected abstract long issueToken();
 
-    /** @return the lock's name, for the message when the token is first asked for after release */
+    /** {@return the lock's name, for the message when the token is first asked for after release} */
     protected abstract String lockName();
 
-    /** @return the store, for the same message, e.g. {@code Redis} */
+    /** {@return the store, for the same message, e.g. {@code Redis}} */
     protected abstract String storeName();
 
     @Override
@@ -88,19 +90,19 @@ public abstract class TokenOnDemandGrant implements Grant {
         return tokenIssued ? OptionalLong.of(token) : OptionalLong.empty();
     }
 
-    /** @return true when the token came with the acquisition */
+    /** {@return true when the token came with the acquisition} */
     public final boolean issuedEagerly() {
         return issuedEagerly;
     }
 
-    /** @return true when the holder asked for the token; call it with {@link #stateLock()} held */
+    /** {@return true when the holder asked for the token; call it with {@link #stateLock()} held} */
     public final boolean tokenAsked() {
         return tokenAsked;
     }
 
     /**
-     * @return true once {@link #markReleased()} was called; exact under {@link #stateLock()}, a
-     *     quick check without it
+     * {@return true once {@link #markReleased()} was called; exact under {@link #stateLock()}, a
+     *     quick check without it}
      */
     public final boolean isReleased() {
         return released;

@@ -247,7 +247,7 @@ final class EtcdLockBackend implements LockBackend {
         return true;
     }
 
-    /** @return whether a failure's cause is a connection that nothing accepted */
+    /** {@return whether a failure's cause is a connection that nothing accepted} */
     static boolean isRefused(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof java.net.ConnectException || String.valueOf(t.getMessage()).contains("Connection refused")) {

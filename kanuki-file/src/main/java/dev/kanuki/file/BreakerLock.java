@@ -50,12 +50,12 @@ final class BreakerLock implements AutoCloseable {
         return Math.min(TTL_MS, Math.max(MIN_TTL_MS, leaseMillis / 2));
     }
 
-    /** @return the breaker with the longest lease ({@link #TTL_MS}), or null when another process holds it */
+    /** {@return the breaker with the longest lease ({@link #TTL_MS}), or null when another process holds it} */
     static BreakerLock tryTake(Path directory, String stem) throws IOException {
         return tryTake(directory, stem, TTL_MS);
     }
 
-    /** @return the breaker with a lease of {@code ttlMillis}, or null when another process holds it */
+    /** {@return the breaker with a lease of {@code ttlMillis}, or null when another process holds it} */
     static BreakerLock tryTake(Path directory, String stem, long ttlMillis) throws IOException {
         Path path = directory.resolve(stem + ".breaker");
         String id = ProcessIdentity.randomId();

@@ -50,7 +50,7 @@ final class DirectoryFence {
         this.directory = directory;
     }
 
-    /** @return the counter of a lock directory (one object per directory per JVM) */
+    /** {@return the counter of a lock directory (one object per directory per JVM)} */
     static DirectoryFence of(Path directory) {
         return BY_DIRECTORY.computeIfAbsent(directory, DirectoryFence::new);
     }
@@ -59,7 +59,7 @@ final class DirectoryFence {
         return directory.resolve(PREFIX + value);
     }
 
-    /** @return the next token, strictly greater than every token this directory gave before */
+    /** {@return the next token, strictly greater than every token this directory gave before} */
     long next() {
         try {
             long n = known.get();
@@ -189,7 +189,7 @@ final class DirectoryFence {
                 "remove " + directory.resolve(MARKER) + " when no process uses the directory", null);
     }
 
-    /** @return true when this call made the counter */
+    /** {@return true when this call made the counter} */
     private boolean create() throws IOException {
         try {
             Files.createFile(directory.resolve(MARKER));

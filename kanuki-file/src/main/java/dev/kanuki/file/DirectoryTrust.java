@@ -63,7 +63,7 @@ final class DirectoryTrust {
         walk(absolute, absolute, new int[] {40});
     }
 
-    /** @return the real path reached, or null when a component does not exist */
+    /** {@return the real path reached, or null when a component does not exist} */
     private static Path walk(Path path, Path named, int[] linksLeft) throws IOException {
         Path current = path.getRoot();
         if (current == null) {
@@ -198,7 +198,7 @@ final class DirectoryTrust {
         return System.getProperty("user.name");
     }
 
-    /** @return this process's user id (the owner of {@code /proc/self}), or -1 where it cannot be told */
+    /** {@return this process's user id (the owner of {@code /proc/self}), or -1 where it cannot be told} */
     private static int currentUid() {
         try {
             return ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).intValue();

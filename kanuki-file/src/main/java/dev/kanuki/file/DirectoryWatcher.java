@@ -48,7 +48,7 @@ final class DirectoryWatcher {
         this.service = service;
     }
 
-    /** @return the directory's watcher, or null when changes there cannot be watched */
+    /** {@return the directory's watcher, or null when changes there cannot be watched} */
     static DirectoryWatcher of(Path directory) {
         DirectoryWatcher watcher = WATCHERS.computeIfAbsent(directory, DirectoryWatcher::start);
         return watcher == UNAVAILABLE ? null : watcher;
@@ -111,7 +111,7 @@ final class DirectoryWatcher {
         };
     }
 
-    /** @return how many names have subscribers (for tests) */
+    /** {@return how many names have subscribers (for tests)} */
     int watchedNames() {
         return byFileName.size() + byRemovedName.size();
     }

@@ -19,7 +19,7 @@ final class EntryFiles {
     private EntryFiles() {
     }
 
-    /** @return the attributes of the entry itself (not a link's target), or null when absent */
+    /** {@return the attributes of the entry itself (not a link's target), or null when absent} */
     static BasicFileAttributes attributes(Path path) throws IOException {
         try {
             return Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);

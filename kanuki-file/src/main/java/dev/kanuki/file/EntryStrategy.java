@@ -10,10 +10,10 @@ import java.nio.file.Path;
  */
 interface EntryStrategy {
 
-    /** @return the strategy's name in URIs */
+    /** {@return the strategy's name in URIs} */
     String name();
 
-    /** @return the path of the lock entry for a file-name stem */
+    /** {@return the path of the lock entry for a file-name stem} */
     Path entry(Path directory, String stem);
 
     /**
@@ -35,7 +35,7 @@ interface EntryStrategy {
         throw new UnsupportedOperationException(name());
     }
 
-    /** @return whether {@link #tryCreateBare} is supported */
+    /** {@return whether {@link #tryCreateBare} is supported} */
     default boolean createsBare() {
         return false;
     }

@@ -16,7 +16,7 @@ import java.util.Set;
 public final class FileLockBackendFactory implements LockBackendFactory {
     private static final Set<String> STRATEGIES = Set.of("os", "mkdir", "symlink", "rename", "create", "queue");
 
-    /** @return the strategies {@code strategy=} accepts */
+    /** {@return the strategies {@code strategy=} accepts} */
     static Set<String> strategies() {
         return STRATEGIES;
     }

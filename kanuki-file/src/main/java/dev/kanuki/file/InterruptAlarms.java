@@ -72,7 +72,7 @@ final class InterruptAlarms {
             this.thread = thread;
         }
 
-        /** @return true when the alarm had already fired (the thread has been interrupted) */
+        /** {@return true when the alarm had already fired (the thread has been interrupted)} */
         boolean cancel() {
             lock.lock();
             try {

@@ -53,7 +53,7 @@ final class KernelLockTable {
         return table.getOrDefault(id, LockStatus.State.FREE);
     }
 
-    /** @return every locked file of the table with its state, or null when the table cannot be read */
+    /** {@return every locked file of the table with its state, or null when the table cannot be read} */
     static java.util.Map<FileId, LockStatus.State> snapshot() {
         List<String> lines = readTable();
         if (lines == null) {
@@ -161,7 +161,7 @@ final class KernelLockTable {
 
     /** One granted lock of the table. */
     record Entry(boolean write, long major, long minor, long inode) {
-        /** @return the entry, or null for a waiter's line, another kind of lock, or a line not understood */
+        /** {@return the entry, or null for a waiter's line, another kind of lock, or a line not understood} */
         static Entry parse(String line) {
             String[] f = line.trim().split("\\s+");
             if (f.length < 6 || f[1].equals("->")) {

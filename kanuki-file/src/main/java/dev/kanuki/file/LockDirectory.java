@@ -26,7 +26,7 @@ final class LockDirectory {
     private LockDirectory() {
     }
 
-    /** @return the per-user default directory (not yet created) */
+    /** {@return the per-user default directory (not yet created)} */
     static Path defaultDirectory() {
         String runtime = System.getenv("XDG_RUNTIME_DIR");
         if (runtime != null && !runtime.isBlank() && Files.isDirectory(Path.of(runtime))) {

@@ -58,7 +58,7 @@ final class LockFile {
         }
     }
 
-    /** @return the open channel, opening it (with the checks) when needed */
+    /** {@return the open channel, opening it (with the checks) when needed} */
     FileChannel channel() {
         guard.lock();
         try {
@@ -100,7 +100,7 @@ final class LockFile {
         }
     }
 
-    /** @return whether no acquisition of this JVM has used the file for at least {@code nanos} */
+    /** {@return whether no acquisition of this JVM has used the file for at least {@code nanos}} */
     boolean idleFor(long nanos) {
         guard.lock();
         try {
@@ -184,7 +184,7 @@ final class LockFile {
         }
     }
 
-    /** @return the identity (device, inode) of the file the channel is open on */
+    /** {@return the identity (device, inode) of the file the channel is open on} */
     Object fileKey() {
         guard.lock();
         try {

@@ -173,7 +173,7 @@ final class LockFileTable {
             return file;
         }
 
-        /** @return the LockFile of a path found by listing (its name read from the file later) */
+        /** {@return the LockFile of a path found by listing (its name read from the file later)} */
         LockFile byPath(Path path) {
             return files.computeIfAbsent(path, LockFile::new);
         }

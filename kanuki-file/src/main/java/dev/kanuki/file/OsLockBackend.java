@@ -324,7 +324,7 @@ final class OsLockBackend implements LockBackend {
             armed = nanos >= Long.MAX_VALUE / 4 ? null : InterruptAlarms.SHARED.arm(thread, nanos);
         }
 
-        /** @return true when the alarm had already fired */
+        /** {@return true when the alarm had already fired} */
         boolean cancel() {
             return armed != null && armed.cancel();
         }

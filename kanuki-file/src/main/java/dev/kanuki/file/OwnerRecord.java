@@ -40,7 +40,7 @@ record OwnerRecord(long token, OwnerInfo owner) {
         static final Read EMPTY_FILE = new Read(Kind.EMPTY, null, null);
     }
 
-    /** @return a buffer big enough for the record followed by a name of that many bytes */
+    /** {@return a buffer big enough for the record followed by a name of that many bytes} */
     static ByteBuffer buffer(int nameBytes) {
         return ByteBuffer.allocate(SIZE + 4 + nameBytes);
     }

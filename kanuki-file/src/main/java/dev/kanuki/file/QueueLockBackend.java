@@ -285,7 +285,7 @@ final class QueueLockBackend implements LockBackend {
         return holderLine(g) != null;
     }
 
-    /** @return our line when it holds the lock, else null */
+    /** {@return our line when it holds the lock, else null} */
     private QueueLog.Contender holderLine(QueueGrant g) throws IOException {
         QueueLog.Contender holder = QueueLog.replay(read(queue(g.stem()), null).text()).holder(System.currentTimeMillis());
         return holder != null && holder.record.id().equals(g.id()) ? holder : null;

@@ -103,7 +103,7 @@ final class QueueLog {
         }
     }
 
-    /** @return the holder: the first live contender, or null */
+    /** {@return the holder: the first live contender, or null} */
     Contender holder(long now) {
         for (Contender c : contenders.values()) {
             if (c.isLive(now)) {
@@ -113,7 +113,7 @@ final class QueueLog {
         return null;
     }
 
-    /** @return how many live contenders are ahead of {@code id} (0: it holds), or -1 when it has no line */
+    /** {@return how many live contenders are ahead of {@code id} (0: it holds), or -1 when it has no line} */
     int place(String id, long now) {
         int ahead = 0;
         for (Contender c : contenders.values()) {
@@ -131,7 +131,7 @@ final class QueueLog {
         return contenders.get(id);
     }
 
-    /** @return the contenders that have not left, in arrival order */
+    /** {@return the contenders that have not left, in arrival order} */
     List<Contender> contenders() {
         return new ArrayList<>(contenders.values());
     }

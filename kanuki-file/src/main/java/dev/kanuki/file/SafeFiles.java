@@ -38,7 +38,7 @@ final class SafeFiles {
     private SafeFiles() {
     }
 
-    /** @return what is at the path, without following links, or null when nothing is */
+    /** {@return what is at the path, without following links, or null when nothing is} */
     static BasicFileAttributes look(Path path) throws IOException {
         try {
             return Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
@@ -47,7 +47,7 @@ final class SafeFiles {
         }
     }
 
-    /** @return "a FIFO", "a socket", "a directory"... for messages */
+    /** {@return "a FIFO", "a socket", "a directory"... for messages} */
     static String kind(Path path, BasicFileAttributes attrs) {
         if (attrs.isSymbolicLink()) {
             return "a symbolic link";
@@ -72,7 +72,7 @@ final class SafeFiles {
         }
     }
 
-    /** @return the number of hard links of the file at the path (1 where it cannot be told; 0 when it is gone) */
+    /** {@return the number of hard links of the file at the path (1 where it cannot be told; 0 when it is gone)} */
     static int links(Path path) throws IOException {
         try {
             return (Integer) Files.getAttribute(path, "unix:nlink", LinkOption.NOFOLLOW_LINKS);
@@ -113,7 +113,7 @@ final class SafeFiles {
     record Seen(BasicFileAttributes attrs, int links) {
     }
 
-    /** @return what is at the path with its link count, without following links, from one call; null when nothing is */
+    /** {@return what is at the path with its link count, without following links, from one call; null when nothing is} */
     static Seen lookWithLinks(Path path) throws IOException {
         try {
             java.util.Map<String, Object> map = Files.readAttributes(path, CHECKED_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS);

@@ -62,12 +62,12 @@ final class CancelOnInterrupt {
             this.deadlineNanos = deadlineNanos;
         }
 
-        /** @return true when the statement was cancelled (for an interrupt or the deadline) */
+        /** {@return true when the statement was cancelled (for an interrupt or the deadline)} */
         boolean cancelled() {
             return cancelled;
         }
 
-        /** @return true when it was cancelled because its deadline passed, not for an interrupt */
+        /** {@return true when it was cancelled because its deadline passed, not for an interrupt} */
         boolean deadlinePassed() {
             return deadlinePassed;
         }

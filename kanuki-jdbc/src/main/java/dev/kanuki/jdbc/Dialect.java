@@ -15,12 +15,14 @@ public enum Dialect {
         this.scheme = scheme;
     }
 
-    /** @return the URI scheme of this database's backend, e.g. {@code postgresql} */
+    /** {@return the URI scheme of this database's backend, e.g. {@code postgresql}} */
     public String scheme() {
         return scheme;
     }
 
     /**
+     * Finds the dialect of a URI scheme.
+     *
      * @param scheme a URI scheme: {@code postgresql}, {@code mysql} or {@code mariadb}
      * @return its dialect
      * @throws IllegalArgumentException for another scheme

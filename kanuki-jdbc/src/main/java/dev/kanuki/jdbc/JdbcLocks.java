@@ -32,6 +32,8 @@ public final class JdbcLocks {
     }
 
     /**
+     * Opens a provider on an application's DataSource, with the default options.
+     *
      * @param dataSource where connections come from; kanuki never closes it
      * @param dialect the database behind it
      * @return an open provider; close it to release its locks
@@ -44,6 +46,8 @@ public final class JdbcLocks {
     }
 
     /**
+     * Opens a provider on an application's DataSource, with options.
+     *
      * @param dataSource where connections come from; kanuki never closes it
      * @param dialect the database behind it
      * @param options URI-style options, e.g. {@code table=app_locks&maxIdle=8&poll=10ms}

@@ -50,12 +50,12 @@ final class LockKeys {
         this.keyOverride = keyOverride;
     }
 
-    /** @return the keys of an exclusive or read-write lock */
+    /** {@return the keys of an exclusive or read-write lock} */
     LockKey lock(String name) {
         return make(name, "L");
     }
 
-    /** @return the keys of one permit of a semaphore */
+    /** {@return the keys of one permit of a semaphore} */
     LockKey permit(String name, int slot) {
         return make(name, "S" + slot);
     }

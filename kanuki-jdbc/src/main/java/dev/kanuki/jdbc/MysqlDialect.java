@@ -118,7 +118,7 @@ final class MysqlDialect extends SqlDialect {
         return database;
     }
 
-    /** @return whether both tables exist (and this user can see them) */
+    /** {@return whether both tables exist (and this user can see them)} */
     private boolean tablesExist(Connection c, String database) throws SQLException {
         int dot = table.indexOf('.');
         String schema = dot < 0 ? database : table.substring(0, dot);

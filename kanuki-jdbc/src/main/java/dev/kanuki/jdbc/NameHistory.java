@@ -44,7 +44,7 @@ final class NameHistory {
         hints.fenced(id, asked);
     }
 
-    /** @return whether the name was found held or waited for within the last {@link NameHints#CONTENDED_MEMORY_NANOS} */
+    /** {@return whether the name was found held or waited for within the last {@link NameHints#CONTENDED_MEMORY_NANOS}} */
     boolean isContended(String id, long nowNanos) {
         return hints.isContended(id, nowNanos);
     }

@@ -41,7 +41,7 @@ final class SessionPool {
         this.restartGraceNanos = restartGraceNanos;
     }
 
-    /** @return an idle session, or a new one */
+    /** {@return an idle session, or a new one} */
     SqlSession borrow() {
         List<SqlSession> expired = new ArrayList<>(0);
         SqlSession found = null;
@@ -72,12 +72,12 @@ final class SessionPool {
         return open();
     }
 
-    /** @return a brand-new session, bypassing the idle ones (after a reused one turned out dead) */
+    /** {@return a brand-new session, bypassing the idle ones (after a reused one turned out dead)} */
     SqlSession open() {
         return adopt(connect());
     }
 
-    /** @return a new connection from the source, not yet a session */
+    /** {@return a new connection from the source, not yet a session} */
     Connection connect() {
         try {
             return source.open();
@@ -139,7 +139,7 @@ final class SessionPool {
         session.abort();
     }
 
-    /** @return where the connections go, for messages */
+    /** {@return where the connections go, for messages} */
     String describe() {
         return source.describe();
     }

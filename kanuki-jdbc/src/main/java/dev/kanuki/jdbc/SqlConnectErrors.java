@@ -72,7 +72,7 @@ final class SqlConnectErrors {
         return null;
     }
 
-    /** @return the message's first line without the drivers' prefixes ("FATAL: ", MariaDB's "(conn=N) ") */
+    /** {@return the message's first line without the drivers' prefixes ("FATAL: ", MariaDB's "(conn=N) ")} */
     private static String serverText(String message) {
         String text = String.valueOf(message).strip();
         int end = text.indexOf('\n');

@@ -46,7 +46,7 @@ abstract class SqlDialect {
         this.table = table;
     }
 
-    /** @return the table of session registrations: who (host, pid) each connection works for */
+    /** {@return the table of session registrations: who (host, pid) each connection works for} */
     String sessionsTable() {
         return table + "_sessions";
     }
@@ -64,13 +64,13 @@ abstract class SqlDialect {
         }
     }
 
-    /** @return the product's name for messages, e.g. {@code PostgreSQL} */
+    /** {@return the product's name for messages, e.g. {@code PostgreSQL}} */
     abstract String product();
 
-    /** @return whether shared (read) locks exist */
+    /** {@return whether shared (read) locks exist} */
     abstract boolean sharedLocks();
 
-    /** @return whether two names can map to one server lock (PostgreSQL's 64-bit keys) */
+    /** {@return whether two names can map to one server lock (PostgreSQL's 64-bit keys)} */
     abstract boolean keysCanCollide();
 
     /**
@@ -153,13 +153,13 @@ abstract class SqlDialect {
      */
     abstract boolean awaitPermit(SqlSession s, LockKey permit, long waitNanos) throws SQLException, InterruptedException;
 
-    /** @return false when the session did not hold the lock (it was lost) */
+    /** {@return false when the session did not hold the lock (it was lost)} */
     abstract boolean unlock(SqlSession s, LockKey key, LockMode mode) throws SQLException;
 
-    /** @return true while this session holds the lock */
+    /** {@return true while this session holds the lock} */
     abstract boolean holds(SqlSession s, LockKey key, LockMode mode) throws SQLException;
 
-    /** @return who holds the lock, by the server's lock table and the session registrations */
+    /** {@return who holds the lock, by the server's lock table and the session registrations} */
     abstract LockStatus status(SqlSession s, LockKey key) throws SQLException;
 
     /**
@@ -177,10 +177,10 @@ abstract class SqlDialect {
                int sharedHolders) {
     }
 
-    /** @return every lock record with its key's holders, in one round trip */
+    /** {@return every lock record with its key's holders, in one round trip} */
     abstract List<Row> listRows(SqlSession s) throws SQLException;
 
-    /** @return the server ids of the sessions holding the key now (any mode) */
+    /** {@return the server ids of the sessions holding the key now (any mode)} */
     abstract List<Long> holderSessions(SqlSession s, LockKey key) throws SQLException;
 
     /**
@@ -219,12 +219,12 @@ abstract class SqlDialect {
     }
 
 
-    /** @return the wait in whole milliseconds, at least 1 (0 would mean "forever" to PostgreSQL) */
+    /** {@return the wait in whole milliseconds, at least 1 (0 would mean "forever" to PostgreSQL)} */
     static long waitMillis(long waitNanos) {
         return Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos + 999_999));
     }
 
-    /** @return the wait in seconds with millisecond precision, for {@code GET_LOCK} */
+    /** {@return the wait in seconds with millisecond precision, for {@code GET_LOCK}} */
     static BigDecimal waitSeconds(long waitNanos) {
         return BigDecimal.valueOf(Math.min(waitMillis(waitNanos), 366L * 24 * 3600 * 1000), 3);
     }
@@ -256,7 +256,7 @@ abstract class SqlDialect {
         return new OwnerInfo(h, rs.getLong(prefix + "pid"), i, at, null);
     }
 
-    /** @return whether the row's {@code holder} column (a session id) is set: someone holds the lock */
+    /** {@return whether the row's {@code holder} column (a session id) is set: someone holds the lock} */
     static boolean isHeld(ResultSet rs) throws SQLException {
         rs.getLong("holder");
         return !rs.wasNull();

@@ -362,7 +362,7 @@ final class SqlLockBackend implements LockBackend {
      *
      * @return the wait left once the grace is over, or -1 when the grace outlasts the wait
      */
-    /** @return whether a statement failed because the server did not answer within the network timeout */
+    /** {@return whether a statement failed because the server did not answer within the network timeout} */
     static boolean timedOut(SQLException e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof java.net.SocketTimeoutException || t instanceof java.sql.SQLTimeoutException
@@ -373,7 +373,7 @@ final class SqlLockBackend implements LockBackend {
         return false;
     }
 
-    /** @return the network timeout of an acquisition that asks the server to wait {@code waitNanos} */
+    /** {@return the network timeout of an acquisition that asks the server to wait {@code waitNanos}} */
     static int acquisitionTimeoutMillis(long waitNanos) {
         return (int) Math.min(STATEMENT_TIMEOUT_MILLIS, TimeUnit.NANOSECONDS.toMillis(waitNanos) + ACQUIRE_SLACK_MILLIS);
     }
@@ -559,7 +559,7 @@ final class SqlLockBackend implements LockBackend {
         names.registered(key.recordId());
     }
 
-    /** @return the pairs of names found sharing one key, as {@code "a" + '\n' + "b"} (sorted) */
+    /** {@return the pairs of names found sharing one key, as {@code "a" + '\n' + "b"} (sorted)} */
     Set<String> collisionsDetected() {
         return Collections.unmodifiableSet(collisions);
     }

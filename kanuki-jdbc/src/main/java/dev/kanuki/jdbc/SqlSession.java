@@ -37,7 +37,7 @@ final class SqlSession {
         this.grantableAtNanos = grantableAtNanos;
     }
 
-    /** @return how long until this session may grant a lock, 0 when it may */
+    /** {@return how long until this session may grant a lock, 0 when it may} */
     long graceLeftNanos() {
         long left = grantableAtNanos - System.nanoTime();
         return Math.max(0, left);
@@ -80,7 +80,7 @@ final class SqlSession {
         }
     }
 
-    /** @return true when the connection can no longer be used */
+    /** {@return true when the connection can no longer be used} */
     boolean isBroken() {
         try {
             return connection.isClosed() || !connection.isValid(2);

@@ -50,7 +50,7 @@ final class HashRing<T> {
         return e != null ? e.getValue() : ring.firstEntry().getValue();
     }
 
-    /** @return every server, once each, in ring order of their first point */
+    /** {@return every server, once each, in ring order of their first point} */
     List<T> servers() {
         return ring.values().stream().distinct().toList();
     }

@@ -55,7 +55,7 @@ final class MemcachedNode implements AutoCloseable {
         timer.setRemoveOnCancelPolicy(true);
     }
 
-    /** @return the server as {@code host:port} (the name on the hash ring and in messages) */
+    /** {@return the server as {@code host:port} (the name on the hash ring and in messages)} */
     String server() {
         return server;
     }
@@ -116,12 +116,12 @@ final class MemcachedNode implements AutoCloseable {
         return new Exchange(c.call(requests, deadline), c.facts());
     }
 
-    /** @return how many writes of requests this node has made (each one round trip), for tests */
+    /** {@return how many writes of requests this node has made (each one round trip), for tests} */
     long roundTrips() {
         return roundTrips.get();
     }
 
-    /** @return the open connection, opening one when there is none or it failed */
+    /** {@return the open connection, opening one when there is none or it failed} */
     private MetaConnection connection(long deadline) throws IOException {
         MetaConnection c = connection;
         if (c != null && c.isOpen()) {
@@ -196,7 +196,7 @@ final class MemcachedNode implements AutoCloseable {
         return keys != null ? keys : dump("all", prefix, deadlineNanos);
     }
 
-    /** @return the keys, or {@code null} when the server does not know the mode */
+    /** {@return the keys, or {@code null} when the server does not know the mode} */
     private List<String> dump(String mode, String prefix, long deadlineNanos) {
         List<String> keys = new ArrayList<>();
         try (Socket socket = new Socket()) {

@@ -131,12 +131,12 @@ final class MetaConnection implements AutoCloseable {
         }
     }
 
-    /** @return what the server told when this connection was opened */
+    /** {@return what the server told when this connection was opened} */
     ServerFacts facts() {
         return facts;
     }
 
-    /** @return false once the connection failed or was closed */
+    /** {@return false once the connection failed or was closed} */
     boolean isOpen() {
         synchronized (pending) {
             return failure == null;

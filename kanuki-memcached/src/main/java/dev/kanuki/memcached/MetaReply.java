@@ -20,22 +20,22 @@ final class MetaReply {
         this.value = value;
     }
 
-    /** @return the code, e.g. {@code HD} */
+    /** {@return the code, e.g. {@code HD}} */
     String code() {
         return code;
     }
 
-    /** @return true for {@code code}, e.g. {@code is("NS")} */
+    /** {@return true for {@code code}, e.g. {@code is("NS")}} */
     boolean is(String expected) {
         return code.equals(expected);
     }
 
-    /** @return true for an error line: {@code CLIENT_ERROR}, {@code SERVER_ERROR} or {@code ERROR} */
+    /** {@return true for an error line: {@code CLIENT_ERROR}, {@code SERVER_ERROR} or {@code ERROR}} */
     boolean isError() {
         return code.equals("CLIENT_ERROR") || code.equals("SERVER_ERROR") || code.equals("ERROR");
     }
 
-    /** @return the text of an error line, e.g. {@code out of memory storing object}; else empty */
+    /** {@return the text of an error line, e.g. {@code out of memory storing object}; else empty} */
     String message() {
         return isError() && flags.length > 0 ? flags[0] : "";
     }
@@ -72,12 +72,12 @@ final class MetaReply {
         }
     }
 
-    /** @return the value of a {@code VA} answer, else {@code null} */
+    /** {@return the value of a {@code VA} answer, else {@code null}} */
     byte[] value() {
         return value;
     }
 
-    /** @return the value as UTF-8 text, or {@code null} */
+    /** {@return the value as UTF-8 text, or {@code null}} */
     String text() {
         return value == null ? null : new String(value, StandardCharsets.UTF_8);
     }

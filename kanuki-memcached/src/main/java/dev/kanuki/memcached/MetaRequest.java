@@ -15,7 +15,7 @@ import java.nio.charset.StandardCharsets;
  */
 record MetaRequest(String line, byte[] data, boolean meta) {
 
-    /** @return a meta command without data ({@code mg}, {@code md}, {@code ma}) */
+    /** {@return a meta command without data ({@code mg}, {@code md}, {@code ma})} */
     static MetaRequest of(String line) {
         return new MetaRequest(line, null, true);
     }

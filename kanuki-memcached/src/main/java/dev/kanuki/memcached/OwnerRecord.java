@@ -35,7 +35,7 @@ final class OwnerRecord {
         }
     }
 
-    /** @return the lock's name in a value, or {@code null} when it is not an owner record */
+    /** {@return the lock's name in a value, or {@code null} when it is not an owner record} */
     static String name(byte[] value) {
         String[] f = new String(value, StandardCharsets.UTF_8).split("\t", 5);
         return f.length == 5 ? f[4] : null;

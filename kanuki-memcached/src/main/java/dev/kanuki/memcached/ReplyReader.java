@@ -23,7 +23,7 @@ final class ReplyReader {
 
     /** Where the bytes come from: a socket's stream ({@code in::read}). */
     interface Source {
-        /** @return bytes read into {@code b} at {@code off}, at least one, or -1 at the end */
+        /** {@return bytes read into {@code b} at {@code off}, at least one, or -1 at the end} */
         int read(byte[] b, int off, int len) throws IOException;
     }
 

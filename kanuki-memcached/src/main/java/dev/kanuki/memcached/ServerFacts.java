@@ -68,12 +68,12 @@ record ServerFacts(long pid, long bootSeconds, String version, long anchorMicros
         }
     }
 
-    /** @return the clock now, Unix microseconds (see the class comment) */
+    /** {@return the clock now, Unix microseconds (see the class comment)} */
     long clockMicros() {
         return anchorMicros + TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - anchorNanos);
     }
 
-    /** @return true when {@code other} describes the same server process */
+    /** {@return true when {@code other} describes the same server process} */
     boolean sameIncarnation(ServerFacts other) {
         return pid == other.pid && bootSeconds == other.bootSeconds;
     }

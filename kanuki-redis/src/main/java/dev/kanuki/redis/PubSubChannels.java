@@ -97,12 +97,12 @@ final class PubSubChannels {
         }
     }
 
-    /** @return the inbox channel's name */
+    /** {@return the inbox channel's name} */
     String inbox() {
         return inbox;
     }
 
-    /** @return true once the inbox is subscribed: from then on a hand-over reaches this backend */
+    /** {@return true once the inbox is subscribed: from then on a hand-over reaches this backend} */
     boolean inboxOpen() {
         return inboxOpen;
     }

@@ -63,7 +63,7 @@ final class RedisErrors {
         return null;
     }
 
-    /** @return the database number at the end of a scope "scheme://host:port/DB" */
+    /** {@return the database number at the end of a scope "scheme://host:port/DB"} */
     private static String database(String scope) {
         return scope.substring(scope.lastIndexOf('/') + 1);
     }

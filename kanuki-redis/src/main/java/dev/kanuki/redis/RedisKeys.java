@@ -28,17 +28,17 @@ record RedisKeys(String lock, String fence, String shared, String permits, Strin
                 tag + ":queue", tag + ":released", tag + ":permit-released");
     }
 
-    /** @return the keys the acquisition script takes, in its order */
+    /** {@return the keys the acquisition script takes, in its order} */
     String[] forAcquire() {
         return new String[] {lock, fence, shared, permits, intent, queue};
     }
 
-    /** @return the keys an exclusive release, and a waiter leaving the line, take: lock, fence, queue */
+    /** {@return the keys an exclusive release, and a waiter leaving the line, take: lock, fence, queue} */
     String[] forHandOver() {
         return new String[] {lock, fence, queue};
     }
 
-    /** @return the key a grant of this mode lives in */
+    /** {@return the key a grant of this mode lives in} */
     String holderKey(LockMode mode) {
         return switch (mode) {
             case EXCLUSIVE -> lock;
@@ -47,7 +47,7 @@ record RedisKeys(String lock, String fence, String shared, String permits, Strin
         };
     }
 
-    /** @return the channel a release of this mode publishes on: semaphores apart from the lock */
+    /** {@return the channel a release of this mode publishes on: semaphores apart from the lock} */
     String channel(LockMode mode) {
         return mode == LockMode.PERMIT ? permitChannel : channel;
     }

@@ -222,7 +222,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         return Optional.empty();
     }
 
-    /** @return {@code id} when that request is in a line (from now on holding), else null */
+    /** {@return {@code id} when that request is in a line (from now on holding), else null} */
     private String holdIfInLine(String id) {
         InLine line = inLine.get(id);
         if (line == null) {
@@ -273,7 +273,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         return leaseMillis == 30_000 ? setNxArgsDefault : SetArgs.Builder.nx().px(leaseMillis);
     }
 
-    /** @return the name's keys, remembered for the names in use (forgotten all at once past a bound) */
+    /** {@return the name's keys, remembered for the names in use (forgotten all at once past a bound)} */
     private RedisKeys keysOf(String name) {
         RedisKeys keys = keysByName.get(name);
         if (keys == null) {
@@ -486,7 +486,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         return f.length == 5 ? f[4] : null;
     }
 
-    /** @return the owner in a stored value whose lease has {@code pttl} ms left; empty for a foreign value */
+    /** {@return the owner in a stored value whose lease has {@code pttl} ms left; empty for a foreign value} */
     private static Optional<OwnerInfo> ownerOf(String value, Long pttl) {
         String[] f = value.split("\t", 5);
         if (f.length != 5) {
@@ -531,7 +531,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         }
     }
 
-    /** @return the error for a failed command: it names the server and what to check */
+    /** {@return the error for a failed command: it names the server and what to check} */
     static LockBackendException failed(String scope, RuntimeException e) {
         LockBackendException named = RedisErrors.recognised(scope, null, e); // e.g. NOAUTH after a restart
         if (named != null) {
@@ -625,7 +625,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
             return entry;
         }
 
-        /** @return the entry, or null when the request never took a place in line */
+        /** {@return the entry, or null when the request never took a place in line} */
         synchronized String entry() {
             return entry;
         }
@@ -634,7 +634,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
             wake = onChange;
         }
 
-        /** @return the waker to run, or null (none yet, or the request holds the lock already) */
+        /** {@return the waker to run, or null (none yet, or the request holds the lock already)} */
         synchronized Runnable handedOver(long token) {
             if (holding) {
                 return null;
@@ -643,7 +643,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
             return wake;
         }
 
-        /** @return the token handed over (0: none issued yet), or -1 when nothing was; from then on holding */
+        /** {@return the token handed over (0: none issued yet), or -1 when nothing was; from then on holding} */
         synchronized long takeHandedOver() {
             if (holding || handedToken < 0) {
                 return -1;
@@ -694,7 +694,7 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
             this.lineId = lineId;
         }
 
-        /** @return the keys the release and renew scripts take: the grant's key, and for a reader the lock key */
+        /** {@return the keys the release and renew scripts take: the grant's key, and for a reader the lock key} */
         String[] scriptKeys() {
             return mode == LockMode.SHARED ? new String[] {keys.shared(), keys.lock()}
                     : new String[] {keys.holderKey(mode)};

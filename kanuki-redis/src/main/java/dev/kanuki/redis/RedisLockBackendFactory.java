@@ -88,7 +88,7 @@ public final class RedisLockBackendFactory implements LockBackendFactory {
         return finish(b, auth, timeout);
     }
 
-    /** @return {user or null, password or null, the authority without them} */
+    /** {@return {user or null, password or null, the authority without them}} */
     private static String[] splitCredentials(LockUri uri) {
         if (!uri.body().startsWith("//") || uri.authority().isEmpty()) {
             throw new IllegalArgumentException("backend URI '" + uri.redacted() + "' has no host; write "

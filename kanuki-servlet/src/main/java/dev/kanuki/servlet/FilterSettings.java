@@ -34,7 +34,7 @@ final class FilterSettings {
     Duration retryAfter = Duration.ofSeconds(1);
     boolean rejectWithoutKey;
 
-    /** @return settings from a filter's init parameters; every one but {@code kanuki.key} is optional */
+    /** {@return settings from a filter's init parameters; every one but {@code kanuki.key} is optional} */
     static FilterSettings fromInitParameters(FilterConfig config) {
         FilterSettings s = new FilterSettings();
         String uri = config.getInitParameter(URI);
@@ -102,7 +102,7 @@ final class FilterSettings {
         }
     }
 
-    /** @return a new instance of a {@link RequestKey} class named in {@code kanuki.key=class:NAME} */
+    /** {@return a new instance of a {@link RequestKey} class named in {@code kanuki.key=class:NAME}} */
     static RequestKey instantiate(String className) {
         try {
             Class<?> type = Class.forName(className, true, contextLoader());

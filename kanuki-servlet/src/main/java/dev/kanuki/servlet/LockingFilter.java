@@ -83,6 +83,8 @@ public final class LockingFilter implements Filter {
     }
 
     /**
+     * Starts a filter on a lock provider the application opened.
+     *
      * @param provider the lock store; the filter does not close it
      * @return a builder; {@link Builder#key} is required
      */
@@ -93,6 +95,8 @@ public final class LockingFilter implements Filter {
     }
 
     /**
+     * Starts a filter that opens its own lock provider.
+     *
      * @param uri the lock store's URI ({@code redis://host}, {@code file:/var/lock/app}); the filter
      *     opens it in {@link #init} and closes it in {@link #destroy}
      * @return a builder; {@link Builder#key} is required
@@ -240,7 +244,7 @@ public final class LockingFilter implements Filter {
         }
     }
 
-    /** @return the lock name for a request key: readable when short and valid, else hashed */
+    /** {@return the lock name for a request key: readable when short and valid, else hashed} */
     static String lockName(String prefix, String key) {
         if (key.length() <= MAX_KEY_LENGTH) {
             try {
@@ -288,6 +292,8 @@ public final class LockingFilter implements Filter {
         }
 
         /**
+         * Sets what names a request's lock.
+         *
          * @param key what names a request's lock (required)
          * @return this builder
          */
@@ -297,6 +303,8 @@ public final class LockingFilter implements Filter {
         }
 
         /**
+         * Sets the prefix of every lock name.
+         *
          * @param prefix put before every key, so that the keys of different applications never
          *     meet; default {@code web} plus the context path
          * @return this builder
@@ -307,6 +315,8 @@ public final class LockingFilter implements Filter {
         }
 
         /**
+         * Sets how long a request waits for a busy lock.
+         *
          * @param wait how long a request waits for a busy lock before it is refused; zero (the
          *     default) refuses at once with 409
          * @return this builder
@@ -317,6 +327,8 @@ public final class LockingFilter implements Filter {
         }
 
         /**
+         * Sets the status of a refusal after a wait ran out.
+         *
          * @param status the answer after a wait ran out: 503 (the default) or 409
          * @return this builder
          */
@@ -326,6 +338,8 @@ public final class LockingFilter implements Filter {
         }
 
         /**
+         * Sets the {@code Retry-After} header of a refusal.
+         *
          * @param retryAfter the {@code Retry-After} of a refusal, rounded up to whole seconds
          *     (at least 1); default 1 second
          * @return this builder
@@ -336,6 +350,8 @@ public final class LockingFilter implements Filter {
         }
 
         /**
+         * Sets what happens to a request without a key.
+         *
          * @param reject true: answer requests without a key {@code 400 Bad Request}; false (the
          *     default): run them unlocked
          * @return this builder
@@ -346,6 +362,8 @@ public final class LockingFilter implements Filter {
         }
 
         /**
+         * Builds the filter.
+         *
          * @return the filter; register it with the container, which calls {@link LockingFilter#init}
          * @throws IllegalArgumentException when no key was given or a setting is invalid
          */

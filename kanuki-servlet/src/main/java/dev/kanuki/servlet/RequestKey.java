@@ -24,6 +24,8 @@ import java.util.regex.Pattern;
 public interface RequestKey {
 
     /**
+     * Names the lock of a request.
+     *
      * @param request the request about to run
      * @return its key, or {@code null} when the request has none (it then passes unlocked, or is
      *     refused with 400 when the filter is told to reject requests without a key)
@@ -158,7 +160,7 @@ public interface RequestKey {
         }
     }
 
-    /** @return the first value of {@code name} in a query string, decoded; null when absent */
+    /** {@return the first value of {@code name} in a query string, decoded; null when absent} */
     private static String queryParameter(String query, String name) {
         if (query == null) {
             return null;

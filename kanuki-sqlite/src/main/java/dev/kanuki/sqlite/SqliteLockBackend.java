@@ -128,7 +128,7 @@ final class SqliteLockBackend implements LockBackend {
         return attempt(lockPath(request.name()), request);
     }
 
-    /** @return the database of a lock name; the last few are remembered (a digest per attempt adds up) */
+    /** {@return the database of a lock name; the last few are remembered (a digest per attempt adds up)} */
     private Path lockPath(String name) {
         Path path = paths.get(name);
         if (path == null) {

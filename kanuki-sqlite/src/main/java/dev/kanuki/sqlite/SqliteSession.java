@@ -258,7 +258,7 @@ final class SqliteSession implements AutoCloseable {
         return System.currentTimeMillis() * 1000;
     }
 
-    /** @return the record, or null when the database has none yet */
+    /** {@return the record, or null when the database has none yet} */
     Record read() throws SQLException {
         try (ResultSet rs = read.executeQuery()) {
             if (!rs.next()) {
@@ -296,7 +296,7 @@ final class SqliteSession implements AutoCloseable {
         return false;
     }
 
-    /** @return true when the file at {@link #path} is still the file this session opened */
+    /** {@return true when the file at {@link #path} is still the file this session opened} */
     boolean stillAtPath() {
         try {
             Object now = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();

@@ -83,7 +83,7 @@ final class WalWriteLock {
         return seen ? Optional.of(false) : Optional.empty();
     }
 
-    /** @return the table, or null when it cannot be read (not Linux) */
+    /** {@return the table, or null when it cannot be read (not Linux)} */
     private static String read() {
         // One large read where possible: the kernel walks its whole lock list again at the start
         // of every read() of this file, so small reads make a long table quadratic.

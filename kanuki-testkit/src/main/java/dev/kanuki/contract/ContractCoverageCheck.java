@@ -20,6 +20,10 @@ import org.junit.jupiter.api.Test;
  */
 public abstract class ContractCoverageCheck {
 
+    /** For the subclass in a backend module's tests; the same as the constructor Java would add. */
+    public ContractCoverageCheck() {
+    }
+
     @Test
     void everyBackendOfThisModuleHasAContractTest() throws Exception {
         Path testClasses = location(getClass());
@@ -108,7 +112,7 @@ public abstract class ContractCoverageCheck {
         return schemes;
     }
 
-    /** @return the concrete contract tests among this module's test classes */
+    /** {@return the concrete contract tests among this module's test classes} */
     private List<Class<?>> contractTests(Path testClasses) throws Exception {
         List<Class<?>> tests = new java.util.ArrayList<>();
         List<Path> classFiles;

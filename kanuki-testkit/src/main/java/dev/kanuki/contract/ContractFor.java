@@ -12,13 +12,13 @@ import java.lang.annotation.Target;
 @Retention(RetentionPolicy.RUNTIME)
 @Target(ElementType.TYPE)
 public @interface ContractFor {
-    /** @return the URI schemes the test covers, e.g. {@code file}, or {@code {"mysql", "mariadb"}} for aliases */
+    /** {@return the URI schemes the test covers, e.g. {@code file}, or {@code {"mysql", "mariadb"}} for aliases} */
     String[] value();
 
     /**
-     * @return the variants of the scheme the test covers, when the backend has several that
+     * {@return the variants of the scheme the test covers, when the backend has several that
      *     work differently (e.g. {@code strategy=os} of {@code file}); see
-     *     {@link ContractCoverageCheck#requiredVariants()}
+     *     {@link ContractCoverageCheck#requiredVariants()}}
      */
     String[] variants() default {};
 }

@@ -89,12 +89,12 @@ public final class HolderProcess implements AutoCloseable {
         }
     }
 
-    /** @return the fencing token the holder got */
+    /** {@return the fencing token the holder got} */
     public long token() {
         return token;
     }
 
-    /** @return the holder's pid */
+    /** {@return the holder's pid} */
     public long pid() {
         return process.pid();
     }

@@ -22,6 +22,8 @@ public final class LockHolderMain {
     }
 
     /**
+     * Runs the holder process.
+     *
      * @param args URI, lock name, mode
      * @throws Exception on any failure (the exit code is then non-zero)
      */

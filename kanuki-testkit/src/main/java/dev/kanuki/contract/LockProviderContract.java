@@ -72,7 +72,13 @@ public abstract class LockProviderContract {
     /** A lock name of this test's own, {@code contract/} followed by the test method's name. */
     protected String lockName;
 
+    /** For the subclass of a backend's test; the same as the constructor Java would add. */
+    public LockProviderContract() {
+    }
+
     /**
+     * Makes the backend URI each test of the contract uses.
+     *
      * @param tempDir a fresh directory for this test
      * @return a URI for a backend no other test uses
      */
@@ -536,7 +542,7 @@ public abstract class LockProviderContract {
         }
     }
 
-    /** @return the names of live threads with a frame of that method name */
+    /** {@return the names of live threads with a frame of that method name} */
     private static List<String> threadsIn(String method) {
         List<String> found = new ArrayList<>();
         Thread.getAllStackTraces().forEach((t, stack) -> {
@@ -603,12 +609,12 @@ public abstract class LockProviderContract {
      */
     private static final String LONG_LEASE = "300s";
 
-    /** @return this test's store URI, unredacted, for other providers and processes */
+    /** {@return this test's store URI, unredacted, for other providers and processes} */
     private String baseUri() {
         return provider.uri().contains("***") ? uri(tempDir) : provider.uri();
     }
 
-    /** @return the URI with these {@code key=value} options, replacing any of the same keys */
+    /** {@return the URI with these {@code key=value} options, replacing any of the same keys} */
     private static String withParam(String uri, String params) {
         String result = uri;
         for (String param : params.split("&")) {

@@ -86,6 +86,8 @@ public final class ManyLocksHolder implements AutoCloseable {
         }
 
         /**
+         * Runs the holder process.
+         *
          * @param args URI, prefix, count
          * @throws Exception on any failure (the exit code is then non-zero)
          */

@@ -16,6 +16,8 @@ public final class StatusLoopMain {
     }
 
     /**
+     * Runs the status loop process.
+     *
      * @param args the backend URI, the lock name, the stop file
      * @throws Exception when the backend fails: the parent sees a non-zero exit and the trace
      */

@@ -49,7 +49,7 @@ public final class EtcdCluster implements AutoCloseable {
         return new EtcdCluster(members);
     }
 
-    /** @return the members, in a fixed order */
+    /** {@return the members, in a fixed order} */
     public List<EtcdServer> members() {
         return members;
     }
@@ -77,7 +77,7 @@ public final class EtcdCluster implements AutoCloseable {
         throw new IllegalStateException("no etcd member leads after " + within.toMillis() + "ms");
     }
 
-    /** @return {@code etcd://H:P1,H:P2,H:P3} */
+    /** {@return {@code etcd://H:P1,H:P2,H:P3}} */
     public String kanukiUri() {
         return "etcd://" + members.stream().map(m -> m.host() + ":" + m.port()).collect(Collectors.joining(","));
     }

@@ -97,12 +97,12 @@ public final class EtcdServer extends ServerProcess {
         this.initialCluster = initialCluster;
     }
 
-    /** @return {@code http://127.0.0.1:PORT}, the client endpoint */
+    /** {@return {@code http://127.0.0.1:PORT}, the client endpoint} */
     public String endpoint() {
         return "http://" + HOST + ":" + port();
     }
 
-    /** @return {@code etcd://127.0.0.1:PORT} */
+    /** {@return {@code etcd://127.0.0.1:PORT}} */
     public String kanukiUri() {
         return "etcd://" + HOST + ":" + port();
     }
@@ -193,7 +193,7 @@ public final class EtcdServer extends ServerProcess {
         signal(process, "TERM");
     }
 
-    /** @return {@code root}, etcd's user when authentication is on (it is off here) */
+    /** {@return {@code root}, etcd's user when authentication is on (it is off here)} */
     @Override
     public String user() {
         return "root";

@@ -84,7 +84,7 @@ public final class MariaDbServer extends ServerProcess {
         }
     }
 
-    /** @return {@code [install-db, server]} */
+    /** {@return {@code [install-db, server]}} */
     static Path[] findBinaries() {
         List<Path> dirs = new ArrayList<>();
         String configured = System.getProperty("kanuki.testkit.mariadb.bin");
@@ -163,7 +163,7 @@ public final class MariaDbServer extends ServerProcess {
         signal(process, "TERM"); // mariadbd's normal shutdown: disconnects clients, flushes, exits
     }
 
-    /** @return {@value #USER} */
+    /** {@return {@value #USER}} */
     @Override
     public String user() {
         return USER;

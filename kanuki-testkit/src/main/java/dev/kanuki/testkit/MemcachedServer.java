@@ -134,17 +134,17 @@ public final class MemcachedServer extends ServerProcess {
         return found;
     }
 
-    /** @return {@code memcached://127.0.0.1:PORT} */
+    /** {@return {@code memcached://127.0.0.1:PORT}} */
     public String kanukiUri() {
         return "memcached://" + address();
     }
 
-    /** @return {@code 127.0.0.1:PORT}, as memcached clients write a server */
+    /** {@return {@code 127.0.0.1:PORT}, as memcached clients write a server} */
     public String address() {
         return HOST + ":" + port();
     }
 
-    /** @return the memory limit in MB ({@code -m}) */
+    /** {@return the memory limit in MB ({@code -m})} */
     public int megabytes() {
         return megabytes;
     }
@@ -223,7 +223,7 @@ public final class MemcachedServer extends ServerProcess {
         signal(process, "TERM");
     }
 
-    /** @return the empty string: memcached has no users (no SASL here) */
+    /** {@return the empty string: memcached has no users (no SASL here)} */
     @Override
     public String user() {
         return "";

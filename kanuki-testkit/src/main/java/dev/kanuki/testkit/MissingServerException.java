@@ -16,7 +16,7 @@ public final class MissingServerException extends IllegalStateException {
         this.debianPackage = debianPackage;
     }
 
-    /** @return the Debian/Ubuntu package that provides the missing binaries */
+    /** {@return the Debian/Ubuntu package that provides the missing binaries} */
     public String debianPackage() {
         return debianPackage;
     }

@@ -45,7 +45,7 @@ public final class PgBouncerServer extends ServerProcess {
         /** After each statement; transactions of several statements are refused. */
         STATEMENT;
 
-        /** @return the value of {@code pool_mode} in {@code pgbouncer.ini} */
+        /** {@return the value of {@code pool_mode} in {@code pgbouncer.ini}} */
         public String configValue() {
             return name().toLowerCase(Locale.ROOT);
         }
@@ -119,12 +119,12 @@ public final class PgBouncerServer extends ServerProcess {
         return found;
     }
 
-    /** @return the pool mode this PgBouncer runs in */
+    /** {@return the pool mode this PgBouncer runs in} */
     public PoolMode poolMode() {
         return mode;
     }
 
-    /** @return the PostgreSQL server behind this PgBouncer */
+    /** {@return the PostgreSQL server behind this PgBouncer} */
     public PostgresServer backend() {
         return backend;
     }
@@ -180,7 +180,7 @@ public final class PgBouncerServer extends ServerProcess {
         signal(process, "TERM"); // PgBouncer 1.18: SIGTERM is its immediate shutdown, SIGINT waits for clients
     }
 
-    /** @return {@value PostgresServer#USER}, the user PgBouncer logs in as */
+    /** {@return {@value PostgresServer#USER}, the user PgBouncer logs in as} */
     @Override
     public String user() {
         return PostgresServer.USER;

@@ -86,7 +86,7 @@ public final class PostgresServer extends ServerProcess {
         }
     }
 
-    /** @return the directory holding {@code initdb} and {@code postgres} */
+    /** {@return the directory holding {@code initdb} and {@code postgres}} */
     static Path findBinaries() {
         List<Path> candidates = new ArrayList<>();
         String configured = System.getProperty("kanuki.testkit.postgres.bin");
@@ -163,7 +163,7 @@ public final class PostgresServer extends ServerProcess {
         signal(process, "INT"); // SIGTERM would be a "smart" shutdown that waits for every client
     }
 
-    /** @return {@value #USER} */
+    /** {@return {@value #USER}} */
     @Override
     public String user() {
         return USER;

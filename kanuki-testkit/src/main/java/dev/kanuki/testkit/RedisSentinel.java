@@ -67,26 +67,26 @@ public final class RedisSentinel implements AutoCloseable {
     }
 
     /**
-     * @return {@code redis-sentinel://127.0.0.1:S1[,127.0.0.1:S2…]/kanuki}
+     * {@return {@code redis-sentinel://127.0.0.1:S1[,127.0.0.1:S2…]/kanuki}}
      */
     public String kanukiUri() {
         return "redis-sentinel://" + sentinels.stream().map(s -> ServerProcess.HOST + ":" + s.port())
                 .collect(Collectors.joining(",")) + "/" + MASTER_NAME;
     }
 
-    /** @return the server the sentinels name as primary now */
+    /** {@return the server the sentinels name as primary now} */
     public RedisServer primary() {
         int port = primaryPort();
         return servers.stream().filter(s -> s.port() == port).findFirst()
                 .orElseThrow(() -> new IllegalStateException("the sentinels name an unknown primary on port " + port));
     }
 
-    /** @return the data servers: the first primary, then its replica */
+    /** {@return the data servers: the first primary, then its replica} */
     public List<RedisServer> servers() {
         return List.copyOf(servers);
     }
 
-    /** @return the sentinel processes */
+    /** {@return the sentinel processes} */
     public List<RedisServer> sentinels() {
         return List.copyOf(sentinels);
     }

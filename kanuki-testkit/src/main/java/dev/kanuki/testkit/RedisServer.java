@@ -133,8 +133,8 @@ public final class RedisServer extends ServerProcess {
     }
 
     /**
-     * @return {@code redis://127.0.0.1:PORT}, or for a TLS server
-     *     {@code rediss://127.0.0.1:PORT?tlsCa=CERT} trusting its self-signed certificate
+     * {@return {@code redis://127.0.0.1:PORT}, or for a TLS server
+     *     {@code rediss://127.0.0.1:PORT?tlsCa=CERT} trusting its self-signed certificate}
      */
     public String kanukiUri() {
         return tls ? "rediss://" + HOST + ":" + port() + "?tlsCa=" + certificate()
@@ -238,7 +238,7 @@ public final class RedisServer extends ServerProcess {
         signal(process, "TERM");
     }
 
-    /** @return the empty string: the default user without a password */
+    /** {@return the empty string: the default user without a password} */
     @Override
     public String user() {
         return "default";

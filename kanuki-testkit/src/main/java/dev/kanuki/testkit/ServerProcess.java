@@ -106,13 +106,13 @@ public abstract class ServerProcess implements AutoCloseable {
     /** Creates the data directory (initdb, mariadb-install-db). Runs once, before the first start. */
     abstract void initialize() throws IOException, InterruptedException;
 
-    /** @return the command that runs the server in the foreground on {@code port} */
+    /** {@return the command that runs the server in the foreground on {@code port}} */
     abstract List<String> serverCommand(int port);
 
-    /** @return the file the server writes its log to */
+    /** {@return the file the server writes its log to} */
     abstract Path logFile();
 
-    /** @return the log line that says the server accepts connections */
+    /** {@return the log line that says the server accepts connections} */
     abstract String readyMarker();
 
     /**
@@ -222,7 +222,7 @@ public abstract class ServerProcess implements AutoCloseable {
                 + "s; its log says:\n" + tail(logSince(logStart)));
     }
 
-    /** @return true while the server process runs */
+    /** {@return true while the server process runs} */
     public final boolean isRunning() {
         Process p = process;
         return p != null && p.isAlive();
@@ -285,42 +285,44 @@ public abstract class ServerProcess implements AutoCloseable {
         }
     }
 
-    /** @return the loopback address the server listens on: {@code 127.0.0.1} */
+    /** {@return the loopback address the server listens on: {@code 127.0.0.1}} */
     public final String host() {
         return HOST;
     }
 
-    /** @return the server's TCP port on 127.0.0.1 */
+    /** {@return the server's TCP port on 127.0.0.1} */
     public final int port() {
         return port;
     }
 
-    /** @return the server's private directory (data, socket, logs) */
+    /** {@return the server's private directory (data, socket, logs)} */
     public final Path directory() {
         return directory;
     }
 
-    /** @return the process id of the server (the postmaster for PostgreSQL), or -1 when stopped */
+    /** {@return the process id of the server (the postmaster for PostgreSQL), or -1 when stopped} */
     public final long pid() {
         Process p = process;
         return p != null && p.isAlive() ? p.pid() : -1;
     }
 
-    /** @return the server's data directory: {@code data} under {@link #directory()} */
+    /** {@return the server's data directory: {@code data} under {@link #directory()}} */
     public final Path dataDirectory() {
         return directory.resolve("data");
     }
 
-    /** @return the database user tests connect as */
+    /** {@return the database user tests connect as} */
     public abstract String user();
 
-    /** @return the JDBC URL scheme after {@code jdbc:}, e.g. {@code postgresql} */
+    /** {@return the JDBC URL scheme after {@code jdbc:}, e.g. {@code postgresql}} */
     abstract String jdbcScheme();
 
-    /** @return the kanuki backend URI scheme, e.g. {@code postgresql} */
+    /** {@return the kanuki backend URI scheme, e.g. {@code postgresql}} */
     abstract String kanukiScheme();
 
     /**
+     * Builds the JDBC URL of a database on this server.
+     *
      * @param database a database name
      * @return a JDBC URL for it, e.g. {@code jdbc:postgresql://127.0.0.1:54321/locks?user=kanuki}
      */
@@ -329,6 +331,8 @@ public abstract class ServerProcess implements AutoCloseable {
     }
 
     /**
+     * Builds the kanuki backend URI of a database on this server.
+     *
      * @param database a database name
      * @return the kanuki backend URI for it, e.g. {@code mysql://127.0.0.1:43306/locks?user=root}
      */
@@ -345,6 +349,8 @@ public abstract class ServerProcess implements AutoCloseable {
     public abstract String createDatabase(String name);
 
     /**
+     * Opens a JDBC connection to a database on this server.
+     *
      * @param database a database name
      * @return a new connection to it, for tests that check the server's side directly
      * @throws java.sql.SQLException when the server refuses

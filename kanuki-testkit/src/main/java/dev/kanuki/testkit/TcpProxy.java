@@ -68,17 +68,17 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
-    /** @return the port the proxy listens on, on 127.0.0.1 */
+    /** {@return the port the proxy listens on, on 127.0.0.1} */
     public int port() {
         return listener.getLocalPort();
     }
 
-    /** @return {@code 127.0.0.1} */
+    /** {@return {@code 127.0.0.1}} */
     public String host() {
         return ServerProcess.HOST;
     }
 
-    /** @return the number of connections open through the proxy */
+    /** {@return the number of connections open through the proxy} */
     public int openConnections() {
         return connections.size();
     }
@@ -99,7 +99,7 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
-    /** @return true while {@link #stall() stalled} */
+    /** {@return true while {@link #stall() stalled}} */
     public boolean isStalled() {
         return stalled;
     }

@@ -50,7 +50,7 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
         return new ZooKeeperEnsemble(members);
     }
 
-    /** @return the members, in a fixed order */
+    /** {@return the members, in a fixed order} */
     public List<ZooKeeperServer> members() {
         return members;
     }
@@ -77,12 +77,12 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
         throw new IllegalStateException("no ZooKeeper member leads after " + within.toMillis() + "ms");
     }
 
-    /** @return {@code 127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3} */
+    /** {@return {@code 127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3}} */
     public String connectString() {
         return members.stream().map(ZooKeeperServer::connectString).collect(Collectors.joining(","));
     }
 
-    /** @return {@code zookeeper://H:P1,H:P2,H:P3} */
+    /** {@return {@code zookeeper://H:P1,H:P2,H:P3}} */
     public String kanukiUri() {
         return "zookeeper://" + connectString();
     }

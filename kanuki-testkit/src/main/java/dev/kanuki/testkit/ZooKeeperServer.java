@@ -95,7 +95,7 @@ public final class ZooKeeperServer extends ServerProcess {
                 + " in -Dkanuki.testkit.zookeeper.lib and /usr/share/java", "zookeeper");
     }
 
-    /** @return {@code server.N=127.0.0.1:PEER:ELECTION}, this member's line in an ensemble's configuration */
+    /** {@return {@code server.N=127.0.0.1:PEER:ELECTION}, this member's line in an ensemble's configuration} */
     String ensembleLine() {
         return "server." + myId + "=" + HOST + ":" + peerPort + ":" + electionPort;
     }
@@ -104,12 +104,12 @@ public final class ZooKeeperServer extends ServerProcess {
         this.ensembleLines = List.copyOf(lines);
     }
 
-    /** @return {@code 127.0.0.1:PORT}, the client address */
+    /** {@return {@code 127.0.0.1:PORT}, the client address} */
     public String connectString() {
         return HOST + ":" + port();
     }
 
-    /** @return {@code zookeeper://127.0.0.1:PORT} */
+    /** {@return {@code zookeeper://127.0.0.1:PORT}} */
     public String kanukiUri() {
         return "zookeeper://" + connectString();
     }
@@ -151,7 +151,7 @@ public final class ZooKeeperServer extends ServerProcess {
         return srvr().contains("Mode: ");
     }
 
-    /** @return the server's answer to {@code srvr}, or "" when it does not answer */
+    /** {@return the server's answer to {@code srvr}, or "" when it does not answer} */
     String srvr() {
         return fourLetterWord("srvr");
     }
@@ -231,7 +231,7 @@ public final class ZooKeeperServer extends ServerProcess {
         signal(process, "TERM");
     }
 
-    /** @return {@code zookeeper}; the test servers run without authentication */
+    /** {@return {@code zookeeper}; the test servers run without authentication} */
     @Override
     public String user() {
         return "zookeeper";

@@ -256,7 +256,7 @@ public final class Torture {
             }
         }
 
-        /** @return the index of a worker that exited non-zero, or -1 */
+        /** {@return the index of a worker that exited non-zero, or -1} */
         private int firstFailure() {
             for (int i = 0; i < processes.size(); i++) {
                 Process process = processes.get(i);
@@ -267,7 +267,7 @@ public final class Torture {
             return -1;
         }
 
-        /** @return how many workers were still running and were killed */
+        /** {@return how many workers were still running and were killed} */
         synchronized int killAll() {
             int count = 0;
             for (int i = 0; i < processes.size(); i++) {
@@ -383,7 +383,7 @@ public final class Torture {
         }
     }
 
-    /** @return ": " and the last lines of a worker's standard error, or "" when it is empty */
+    /** {@return ": " and the last lines of a worker's standard error, or "" when it is empty} */
     static String describeTail(Path errFile) {
         try (RandomAccessFile file = new RandomAccessFile(errFile.toFile(), "r")) {
             long length = file.length();

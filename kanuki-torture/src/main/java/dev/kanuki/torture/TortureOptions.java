@@ -58,7 +58,7 @@ public record TortureOptions(String backendUri, String lockName, int processes, 
         }
     }
 
-    /** @return true when the run takes a lock ({@link #backendUri()} is not null) */
+    /** {@return true when the run takes a lock ({@link #backendUri()} is not null)} */
     public boolean locking() {
         return backendUri != null;
     }

@@ -46,8 +46,8 @@ public record TortureResult(long expected, long actual, long lostUpdates, long o
     }
 
     /**
-     * @return true when no update was lost, nobody overlapped, fencing tokens only grew and every
-     *     worker finished cleanly
+     * {@return true when no update was lost, nobody overlapped, fencing tokens only grew and every
+     *     worker finished cleanly}
      */
     public boolean passed() {
         return actual == expected && overlaps == 0 && fencingViolations == 0 && workerErrors.isEmpty();

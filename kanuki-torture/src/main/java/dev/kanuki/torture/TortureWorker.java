@@ -166,7 +166,7 @@ public final class TortureWorker {
         }
     }
 
-    /** @return the counter's value: a decimal number, 0 when the file is empty */
+    /** {@return the counter's value: a decimal number, 0 when the file is empty} */
     static long readCounter(FileChannel counter, Path file) throws IOException {
         ByteBuffer buf = ByteBuffer.allocate(32);
         long position = 0;

@@ -25,7 +25,7 @@ final class LateCreates {
         this.deletes = deletes;
     }
 
-    /** @return whether an earlier attempt of this acquisition may have made a node */
+    /** {@return whether an earlier attempt of this acquisition may have made a node} */
     boolean any(LockRequest request) {
         return late.containsKey(request);
     }

@@ -31,7 +31,7 @@ final class LockInspector {
         this.releases = releases;
     }
 
-    /** @return the status of a lock: its lock node's holder, or its queue's */
+    /** {@return the status of a lock: its lock node's holder, or its queue's} */
     LockStatus status(String name) {
         Read read = calls.await(calls.getData(paths.lock(name), null), "reading status");
         if (read.code() == Code.OK) {
@@ -69,7 +69,7 @@ final class LockInspector {
         return releases.isPending(node) ? LockStatus.State.STALE : held;
     }
 
-    /** @return the held locks: lock nodes, and queues with holders */
+    /** {@return the held locks: lock nodes, and queues with holders} */
     List<LockStatus> list() {
         List<String> locks = children(paths.lockDir(), "listing");
         List<CompletableFuture<Read>> reads = new ArrayList<>();

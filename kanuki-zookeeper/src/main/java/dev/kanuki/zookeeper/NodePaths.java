@@ -23,23 +23,23 @@ record NodePaths(String lockDir, String queueDir, String permitDir) {
         return new NodePaths(prefix + "/lock", prefix + "/queue", prefix + "/permit");
     }
 
-    /** @return the lock node of a name */
+    /** {@return the lock node of a name} */
     String lock(String name) {
         return lockDir + "/" + SafeNames.stem(name, "L");
     }
 
-    /** @return the wait queue of a request's name: its lock's, or its semaphore's */
+    /** {@return the wait queue of a request's name: its lock's, or its semaphore's} */
     String queue(LockRequest request) {
         return request.mode() == LockMode.PERMIT ? queueDir + "/" + SafeNames.stem(request.name(), "S")
                 : lockQueue(request.name());
     }
 
-    /** @return the wait queue of a lock name */
+    /** {@return the wait queue of a lock name} */
     String lockQueue(String name) {
         return queueDir + "/" + SafeNames.stem(name, "L");
     }
 
-    /** @return the nodes a request may take itself: the lock's node, or one node per semaphore permit */
+    /** {@return the nodes a request may take itself: the lock's node, or one node per semaphore permit} */
     List<String> nodes(LockRequest request) {
         if (request.mode() != LockMode.PERMIT) {
             return List.of(lock(request.name()));
@@ -52,7 +52,7 @@ record NodePaths(String lockDir, String queueDir, String permitDir) {
         return out;
     }
 
-    /** @return the parent of a node */
+    /** {@return the parent of a node} */
     static String parent(String node) {
         return node.substring(0, node.lastIndexOf('/'));
     }

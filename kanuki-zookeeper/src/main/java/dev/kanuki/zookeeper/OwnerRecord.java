@@ -20,13 +20,13 @@ final class OwnerRecord {
                 + "\t" + name).getBytes(StandardCharsets.UTF_8);
     }
 
-    /** @return the lock's name in a record, or null for a foreign node */
+    /** {@return the lock's name in a record, or null for a foreign node} */
     static String decodeName(byte[] data) {
         String[] f = fields(data);
         return f.length == 5 ? f[4] : null;
     }
 
-    /** @return the status of a held lock whose node has this data and stat */
+    /** {@return the status of a held lock whose node has this data and stat} */
     static LockStatus statusOf(String name, LockStatus.State state, byte[] data, Stat stat) {
         String[] f = fields(data);
         Optional<OwnerInfo> owner = Optional.empty();

@@ -67,7 +67,7 @@ final class PendingReleases {
         return done;
     }
 
-    /** @return whether a release of the node at {@code path} is still being retried */
+    /** {@return whether a release of the node at {@code path} is still being retried} */
     boolean isPending(String path) {
         return pending.containsKey(path);
     }
@@ -139,7 +139,7 @@ final class PendingReleases {
         }
     }
 
-    /** @return true (and {@code done} completed) when retrying is over: closed, or the session is no longer ours */
+    /** {@return true (and {@code done} completed) when retrying is over: closed, or the session is no longer ours} */
     private boolean stop(long session, CompletableFuture<Boolean> done) {
         if (done.isDone()) {
             return true;

@@ -20,12 +20,12 @@ import java.util.List;
 record QueueEntry(String name, boolean writer, String owner, long sequence) {
     private static final int SEQUENCE_DIGITS = 10;
 
-    /** @return the node name to create (the server appends the sequence) */
+    /** {@return the node name to create (the server appends the sequence)} */
     static String prefix(LockMode mode, String owner) {
         return (mode == LockMode.SHARED ? "r-" : "w-") + owner + "-";
     }
 
-    /** @return the entry, or null for a node that is not a kanuki queue place */
+    /** {@return the entry, or null for a node that is not a kanuki queue place} */
     static QueueEntry parse(String name) {
         int digits = name.length() - SEQUENCE_DIGITS;
         if (digits < 3 || name.charAt(1) != '-' || name.charAt(digits - 1) != '-'
@@ -40,7 +40,7 @@ record QueueEntry(String name, boolean writer, String owner, long sequence) {
         }
     }
 
-    /** @return the queue's places in order */
+    /** {@return the queue's places in order} */
     static List<QueueEntry> inOrder(List<String> children) {
         List<QueueEntry> out = new ArrayList<>(children.size());
         for (String child : children) {
@@ -70,7 +70,7 @@ record QueueEntry(String name, boolean writer, String owner, long sequence) {
         return null;
     }
 
-    /** @return the places that hold now (nothing before them): the first writer, or the readers in front */
+    /** {@return the places that hold now (nothing before them): the first writer, or the readers in front} */
     static List<QueueEntry> holders(List<QueueEntry> queue) {
         List<QueueEntry> out = new ArrayList<>();
         for (int i = 0; i < queue.size() && blocker(queue, i) == null; i++) {

@@ -124,7 +124,7 @@ final class WaitQueue {
             return dir + "/" + entry;
         }
 
-        /** @return how long one call for this request may wait: the caller's time left, capped, at least a second */
+        /** {@return how long one call for this request may wait: the caller's time left, capped, at least a second} */
         Duration callLimit(ZooKeeperCalls calls) {
             return request.callTimeout(calls.timeout);
         }
@@ -175,7 +175,7 @@ final class WaitQueue {
         };
     }
 
-    /** @return the grant of a place that holds the lock by itself: its czxid is the token */
+    /** {@return the grant of a place that holds the lock by itself: its czxid is the token} */
     private static ZkGrant heldByPlace(String place, Stat stat, long epoch) {
         String dir = place.substring(0, place.lastIndexOf('/'));
         return new ZkGrant(place, stat.getCzxid(), stat.getVersion(), stat.getEphemeralOwner(), epoch, dir);
@@ -192,7 +192,7 @@ final class WaitQueue {
         }
     }
 
-    /** @return whether the request has a place in a queue */
+    /** {@return whether the request has a place in a queue} */
     boolean isWaiting(LockRequest request) {
         return places.containsKey(request);
     }
@@ -397,7 +397,7 @@ final class WaitQueue {
         }
     }
 
-    /** @return whether a place of this request's owner was found (and adopted) in the queue */
+    /** {@return whether a place of this request's owner was found (and adopted) in the queue} */
     private boolean findOwn(Place place, Duration limit) {
         Read children = calls.await(calls.getChildren(place.dir), "reading the wait queue", limit);
         if (children.code() != Code.OK) {

@@ -42,7 +42,7 @@ final class ZooKeeperCalls {
         void send(BackgroundCallback callback) throws Exception;
     }
 
-    /** @return the answer to one background call */
+    /** {@return the answer to one background call} */
     static CompletableFuture<CuratorEvent> send(Call call) {
         CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
         try {
@@ -55,7 +55,7 @@ final class ZooKeeperCalls {
 
     /** A multi's answer: its result code and, when the server answered, one result per operation. */
     record MultiAnswer(int rc, List<OpResult> results, long session) {
-        /** @return the index of the operation that failed, or -1 when none did or the connection failed */
+        /** {@return the index of the operation that failed, or -1 when none did or the connection failed} */
         int failedOp() {
             for (int i = 0; results != null && i < results.size(); i++) {
                 if (errorOf(i) != Code.OK) {
@@ -65,13 +65,13 @@ final class ZooKeeperCalls {
             return -1;
         }
 
-        /** @return the multi's outcome: OK, the failed operation's error, or the connection's */
+        /** {@return the multi's outcome: OK, the failed operation's error, or the connection's} */
         Code code() {
             int failed = failedOp();
             return failed >= 0 ? errorOf(failed) : results == null ? Code.get(rc) : Code.OK;
         }
 
-        /** @return the error of operation {@code i} (OK, the failure, or RUNTIMEINCONSISTENCY after it) */
+        /** {@return the error of operation {@code i} (OK, the failure, or RUNTIMEINCONSISTENCY after it)} */
         Code errorOf(int i) {
             if (results == null) {
                 return Code.get(rc); // no answer per operation: the connection failed
@@ -197,7 +197,7 @@ final class ZooKeeperCalls {
         }
     }
 
-    /** @return the current session's handle */
+    /** {@return the current session's handle} */
     ZooKeeper zk() {
         try {
             return client.getZookeeperClient().getZooKeeper();
@@ -206,7 +206,7 @@ final class ZooKeeperCalls {
         }
     }
 
-    /** @return the id of the current session */
+    /** {@return the id of the current session} */
     long sessionId() {
         return zk().getSessionId();
     }

@@ -209,7 +209,7 @@ final class ZooKeeperLockBackend implements LockBackend {
         return queued.map(g -> g);
     }
 
-    /** @return whether the queue directory {@code dir} was seen in use a moment ago */
+    /** {@return whether the queue directory {@code dir} was seen in use a moment ago} */
     private boolean seenBusy(String dir) {
         Long seen = busyQueues.get(dir);
         if (seen == null) {
@@ -396,7 +396,7 @@ final class ZooKeeperLockBackend implements LockBackend {
         }
     }
 
-    /** @return the stat of the ephemeral node a guarded multi created (its czxid is the probe's) */
+    /** {@return the stat of the ephemeral node a guarded multi created (its czxid is the probe's)} */
     private static Stat createdStat(MultiAnswer answer) {
         Stat probe = ((OpResult.CreateResult) answer.results().get(0)).getStat();
         Stat node = new Stat();
