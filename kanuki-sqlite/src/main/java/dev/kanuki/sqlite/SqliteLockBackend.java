@@ -172,9 +172,34 @@ final class SqliteLockBackend implements LockBackend {
                 "something else is deleting files in " + directory + "; stop it", null);
     }
 
+    /** How often a busy answer is tried again while the kernel's lock table shows the write lock free. */
+    private static final int TRANSIENT_BUSY_RETRIES = 5;
+
+    /**
+     * Takes the write lock, or says it is held. SQLite can answer busy for an instant when nobody
+     * holds the write lock (seen about once in 1,000 tries beside a {@code status} loop in another
+     * process, whose connections use WAL's shared memory too): when the kernel's lock table shows
+     * the write lock free, try again, so that busy means held.
+     */
+    private static boolean beginUnlessHeld(SqliteSession session) throws SQLException {
+        for (int retry = 0; ; retry++) {
+            if (session.beginImmediate()) {
+                return true;
+            }
+            if (retry == TRANSIENT_BUSY_RETRIES) {
+                return false;
+            }
+            Optional<Boolean> held = WalWriteLock.isHeld(session.path);
+            if (held.isEmpty() || held.get()) {
+                return false;
+            }
+            Thread.yield();
+        }
+    }
+
     /** The acquisition described in the class comment: commit the token, then lock and check. */
     private static Optional<Grant> lockAndIssue(SqliteSession session, LockRequest request) throws SQLException {
-        if (!session.beginImmediate()) {
+        if (!beginUnlessHeld(session)) {
             return Optional.empty();
         }
         OwnerInfo owner = request.owner();
@@ -187,7 +212,7 @@ final class SqliteLockBackend implements LockBackend {
                 rollbackQuietly(session);
                 throw e;
             }
-            if (!session.beginImmediate()) {
+            if (!beginUnlessHeld(session)) {
                 return Optional.empty(); // another process took it in the gap: it holds the lock now
             }
             SqliteSession.Record record = session.read();

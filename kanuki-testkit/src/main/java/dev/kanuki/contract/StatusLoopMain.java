@@ -7,11 +7,15 @@ import java.nio.file.Path;
 /**
  * A second process for {@link LockProviderContract}: reads a lock's status again and
  * again, as a {@code kanuki status} loop does, until a stop file appears; prints {@code READY}
- * once it has read it once, and the number of reads at the end.
+ * once it has read it once, the number of reads so far after every {@value #PROGRESS_EVERY}
+ * reads, and the number of reads at the end.
  *
  * <p>Arguments: {@code URI NAME STOP_FILE}.
  */
 public final class StatusLoopMain {
+    /** How many reads between two progress lines. */
+    public static final int PROGRESS_EVERY = 10;
+
     private StatusLoopMain() {
     }
 
@@ -31,6 +35,10 @@ public final class StatusLoopMain {
             while (!Files.exists(stop)) {
                 provider.status(args[1]);
                 reads++;
+                if (reads % PROGRESS_EVERY == 0) {
+                    System.out.println(reads); // so the parent tries for as long as it takes to see reads
+                    System.out.flush();
+                }
             }
         }
         System.out.println(reads);
