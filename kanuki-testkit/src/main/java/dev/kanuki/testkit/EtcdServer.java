@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A real {@code etcd} member for tests, on free loopback ports (client and peer) with its data
@@ -18,9 +17,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link MissingServerException} naming the Debian package {@code etcd-server}.
  */
 public final class EtcdServer extends ServerProcess {
-    private static EtcdServer shared;
-    /** Guards {@link #shared}; a lock, not the class's monitor: starting a server waits for it. */
-    private static final ReentrantLock SHARED_LOCK = new ReentrantLock();
+    private static final SharedServer<EtcdServer> SHARED = new SharedServer<>(EtcdServer::start);
     private final Path binary;
     private final String memberName;
     private final int peerPort;
@@ -52,18 +49,7 @@ public final class EtcdServer extends ServerProcess {
      * @return the running shared server
      */
     public static EtcdServer shared() {
-        SHARED_LOCK.lock();
-        try {
-            if (shared == null || !shared.isRunning()) {
-                if (shared != null) {
-                    shared.close();
-                }
-                shared = start();
-            }
-            return shared;
-        } finally {
-            SHARED_LOCK.unlock();
-        }
+        return SHARED.get();
     }
 
     static Path findBinary() {

@@ -9,7 +9,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Pattern;
 
 /**
@@ -35,9 +34,7 @@ public final class MariaDbServer extends ServerProcess {
     /** The user with all privileges and no password. */
     public static final String USER = "root";
     private static final Pattern DATABASE_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
-    private static MariaDbServer shared;
-    /** Guards {@link #shared}; a lock, not the class's monitor: starting a server waits for it. */
-    private static final ReentrantLock SHARED_LOCK = new ReentrantLock();
+    private static final SharedServer<MariaDbServer> SHARED = new SharedServer<>(MariaDbServer::start);
 
     private final Path installDb;
     private final Path mariadbd;
@@ -70,18 +67,7 @@ public final class MariaDbServer extends ServerProcess {
      * @throws MissingServerException when the MariaDB server binaries are not installed
      */
     public static MariaDbServer shared() {
-        SHARED_LOCK.lock();
-        try {
-            if (shared == null || !shared.isRunning()) {
-                if (shared != null) {
-                    shared.close();
-                }
-                shared = start();
-            }
-            return shared;
-        } finally {
-            SHARED_LOCK.unlock();
-        }
+        return SHARED.get();
     }
 
     /** {@return {@code [install-db, server]}} */

@@ -9,7 +9,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A real {@code memcached} for tests, on a free port of 127.0.0.1 (TCP only, no UDP), never the
@@ -35,9 +34,7 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class MemcachedServer extends ServerProcess {
     /** The memory limit of {@link #start()}: memcached's own default. */
     public static final int DEFAULT_MEGABYTES = 64;
-    private static MemcachedServer shared;
-    /** Guards {@link #shared}; a lock, not the class's monitor: starting a server waits for it. */
-    private static final ReentrantLock SHARED_LOCK = new ReentrantLock();
+    private static final SharedServer<MemcachedServer> SHARED = new SharedServer<>(MemcachedServer::start);
     private final Path binary;
     private final int megabytes;
     private final boolean noEviction;
@@ -101,18 +98,7 @@ public final class MemcachedServer extends ServerProcess {
      * @return the running shared server
      */
     public static MemcachedServer shared() {
-        SHARED_LOCK.lock();
-        try {
-            if (shared == null || !shared.isRunning()) {
-                if (shared != null) {
-                    shared.close();
-                }
-                shared = start();
-            }
-            return shared;
-        } finally {
-            SHARED_LOCK.unlock();
-        }
+        return SHARED.get();
     }
 
     static Path findBinary() {

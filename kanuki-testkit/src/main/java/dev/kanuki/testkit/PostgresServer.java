@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Pattern;
 
 /**
@@ -38,9 +37,7 @@ public final class PostgresServer extends ServerProcess {
     /** The superuser name {@code initdb} creates; it needs no password. */
     public static final String USER = "kanuki";
     private static final Pattern DATABASE_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
-    private static PostgresServer shared;
-    /** Guards {@link #shared}; a lock, not the class's monitor: starting a server waits for it. */
-    private static final ReentrantLock SHARED_LOCK = new ReentrantLock();
+    private static final SharedServer<PostgresServer> SHARED = new SharedServer<>(PostgresServer::start);
 
     private final Path initdb;
     private final Path postgres;
@@ -72,18 +69,7 @@ public final class PostgresServer extends ServerProcess {
      * @throws MissingServerException when the PostgreSQL binaries are not installed
      */
     public static PostgresServer shared() {
-        SHARED_LOCK.lock();
-        try {
-            if (shared == null || !shared.isRunning()) {
-                if (shared != null) {
-                    shared.close();
-                }
-                shared = start();
-            }
-            return shared;
-        } finally {
-            SHARED_LOCK.unlock();
-        }
+        return SHARED.get();
     }
 
     /** {@return the directory holding {@code initdb} and {@code postgres}} */

@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A real {@code redis-server} for tests, on a free port of 127.0.0.1 with its files in a
@@ -23,9 +22,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link MissingServerException} naming the Debian package {@code redis-server}.
  */
 public final class RedisServer extends ServerProcess {
-    private static RedisServer shared;
-    /** Guards {@link #shared}; a lock, not the class's monitor: starting a server waits for it. */
-    private static final ReentrantLock SHARED_LOCK = new ReentrantLock();
+    private static final SharedServer<RedisServer> SHARED = new SharedServer<>(RedisServer::start);
     private final Path binary;
     private final boolean tls;
     /** For a replica: the port of its primary (on 127.0.0.1) at start; else null. */
@@ -99,18 +96,7 @@ public final class RedisServer extends ServerProcess {
      * @return the running shared server
      */
     public static RedisServer shared() {
-        SHARED_LOCK.lock();
-        try {
-            if (shared == null || !shared.isRunning()) {
-                if (shared != null) {
-                    shared.close();
-                }
-                shared = start();
-            }
-            return shared;
-        } finally {
-            SHARED_LOCK.unlock();
-        }
+        return SHARED.get();
     }
 
     static Path findBinary() {

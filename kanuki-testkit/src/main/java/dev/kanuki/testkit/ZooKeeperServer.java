@@ -11,7 +11,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A real ZooKeeper server for tests: Debian's {@code zookeeper} package run as its own JVM
@@ -28,9 +27,7 @@ public final class ZooKeeperServer extends ServerProcess {
     /** The jars the server needs, and no more: the directory holds other Netty and SLF4J versions. */
     private static final List<String> JARS = List.of("zookeeper.jar", "zookeeper-jute.jar", "slf4j-api.jar",
             "slf4j-simple.jar");
-    private static ZooKeeperServer shared;
-    /** Guards {@link #shared}; a lock, not the class's monitor: starting a server waits for it. */
-    private static final ReentrantLock SHARED_LOCK = new ReentrantLock();
+    private static final SharedServer<ZooKeeperServer> SHARED = new SharedServer<>(ZooKeeperServer::start);
     private final String classpath;
     private final int myId;
     private final int peerPort;
@@ -63,18 +60,7 @@ public final class ZooKeeperServer extends ServerProcess {
      * @return the running shared server
      */
     public static ZooKeeperServer shared() {
-        SHARED_LOCK.lock();
-        try {
-            if (shared == null || !shared.isRunning()) {
-                if (shared != null) {
-                    shared.close();
-                }
-                shared = start();
-            }
-            return shared;
-        } finally {
-            SHARED_LOCK.unlock();
-        }
+        return SHARED.get();
     }
 
     static String findClasspath() {
