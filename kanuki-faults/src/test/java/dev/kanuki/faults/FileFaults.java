@@ -79,8 +79,18 @@ final class FileFaults {
         Worker holder = t.holder(t.uri());
         Worker waiter = t.waiters(1, t.uri()).get(0);
         long at = t.mark(FaultSuiteTest.CLOCK);
-        int rewritten = backdateRecords(t.dir().resolve("locks"), holder.pid(), System.currentTimeMillis() - 60_000);
+        int rewritten;
+        try {
+            rewritten = backdateRecords(t.dir().resolve("locks"), holder.pid(), System.currentTimeMillis() - 60_000);
+        } catch (java.io.UncheckedIOException | java.nio.file.NoSuchFileException e) {
+            // an entry vanished under the walk: the holder's own lease ran out before the step (a starved
+            // JVM on a loaded machine) and the waiter broke it; the step was not tried
+            throw spoiledBeforeTheStep(t, "an entry vanished under the walk: " + e.getMessage());
+        }
         if (rewritten == 0) {
+            if (holder.lost() || waiter.holds()) {
+                throw spoiledBeforeTheStep(t, "no record of the holder left (told lost(): " + holder.lost() + ")");
+            }
             return Outcome.unexpected(-1, "found no record of the holder (pid " + holder.pid() + ") to backdate");
         }
         if (!Trial.until(Target.LEASE.plus(Target.SLACK), waiter::holds)) {
@@ -96,6 +106,14 @@ final class FileFaults {
             return Outcome.unexpected(ms, "after the clock step: waiter " + w + ", old holder " + h + ", old holder told: " + told);
         }
         return t.judge(FaultSuiteTest.CLOCK, ms, "taken " + ms + " ms after the step; old holder told, its write refused");
+    }
+
+    /** A lock that changed hands before the step: a retry if its holder was told first, else a failure. */
+    private static RuntimeException spoiledBeforeTheStep(Trial t, String what) throws IOException {
+        if (t.overlaps().isEmpty()) {
+            return new Trial.Retry("the holder lost its lock before the clock step: " + what);
+        }
+        return new Trial.Failure("a second process held the lock while the first believed it held it: " + t.overlaps());
     }
 
     /** The lock directory is not writable, for a worker running as root without CAP_DAC_OVERRIDE. */
