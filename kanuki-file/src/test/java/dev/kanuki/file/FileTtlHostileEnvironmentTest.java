@@ -106,10 +106,12 @@ class FileTtlHostileEnvironmentTest {
             case "symlink" -> Files.createSymbolicLink(entry, Path.of("K1 garbage 12 34"));
             default -> Files.writeString(entry, "K1 0123 torn-in-the-midd");
         }
-        try (LockProvider provider = LockProvider.open("file:" + dir + "?strategy=" + name + "&lease=300ms")) {
+        // a 2 s lease: the handle taken below must outlive a renewal missed on a loaded machine (a 300 ms
+        // lease ran out between acquire and verify in a clean-clone run beside two busy loops)
+        try (LockProvider provider = LockProvider.open("file:" + dir + "?strategy=" + name + "&lease=2s")) {
             assertEquals(LockStatus.State.UNKNOWN, provider.status("board").state());
             assertTrue(provider.lock("board").tryAcquire().isEmpty(), "a fresh entry with an unreadable record was broken at once");
-            Thread.sleep(500); // older than the lease now
+            Thread.sleep(2_500); // older than the lease now
             try (LockHandle h = provider.lock("board").acquire(Duration.ofSeconds(5))) {
                 h.verify();
             }
