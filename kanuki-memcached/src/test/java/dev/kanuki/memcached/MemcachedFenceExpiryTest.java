@@ -2,6 +2,7 @@ package dev.kanuki.memcached;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kanuki.LockHandle;
@@ -110,13 +111,17 @@ class MemcachedFenceExpiryTest {
 
     @Test
     void theDefaultKeepsACounterAnHourPastItsLastToken() {
+        // a counter behind the clock, made to live 10 more days: the next increment sets its expiry
+        admin.store(fence("default-margin"), "1000", 10 * 24 * 3600);
         try (LockProvider locks = LockProvider.open(server.kanukiUri())) {
             try (LockHandle h = locks.lock("default-margin").tryAcquire().orElseThrow()) {
-                h.fencingToken();
+                assertEquals(1001, h.fencingToken());
             }
             assertEquals(MemcachedLockBackend.fenceKeepSeconds(Duration.ofHours(1)), 3_605);
             long left = secondsLeft("default-margin");
             assertTrue(left > 3_500 && left <= 3_605, "about an hour: " + left + " s left");
+            UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> locks.prune(false));
+            assertTrue(e.getMessage().contains("fencing counter 3605 s after its last token"), e.getMessage());
         }
     }
 }

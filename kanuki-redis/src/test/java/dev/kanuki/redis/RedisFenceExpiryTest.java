@@ -2,6 +2,7 @@ package dev.kanuki.redis;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kanuki.LockHandle;
@@ -109,6 +110,9 @@ class RedisFenceExpiryTest {
             }
             long ttl = redis.pttl(RedisKeys.of("default-margin").fence());
             assertTrue(ttl > 3_500_000 && ttl <= 3_600_002, "about an hour: pttl " + ttl);
+            UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> locks.prune(false));
+            assertTrue(e.getMessage().contains("fence counter 60m (fenceMargin) after the server clock passed its last"
+                    + " token"), e.getMessage());
         }
         assertEquals(-2L, (long) redis.pttl(RedisKeys.of("never-fenced").fence()), "no counter without a token");
     }
