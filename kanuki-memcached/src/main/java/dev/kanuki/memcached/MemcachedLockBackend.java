@@ -233,8 +233,8 @@ final class MemcachedLockBackend implements LockBackend {
 
     /**
      * The fencing counter's increment; when the counter is missing (first use, a restart, an
-     * eviction, a deletion, or a day after it was created: its expiry bounds the memory of names
-     * no longer used) it starts at this server's clock in microseconds ({@link ServerFacts}),
+     * eviction, a deletion, or {@link #fenceKeepSeconds} after its last increment, which sets its
+     * expiry again: so names no longer used leave nothing) it starts at this server's clock in microseconds ({@link ServerFacts}),
      * above every token issued before as long as the name saw fewer than one token per
      * microsecond and the clocks did not go back.
      */
