@@ -39,8 +39,9 @@ import org.slf4j.LoggerFactory;
  *       ours);</li>
  *   <li>fencing token, on demand (the first {@link Grant#fencingToken()}), one round trip:
  *       {@code ma FENCE N<keep> T<keep> J<clock µs> v} (the fencing counter, created at the clock
- *       when missing, kept {@link #fenceKeepSeconds} past each increment), then {@code mg LOCK c}: the token counts only when our item is still there
- *       after the increment. Once a holder of a name asked, later acquisitions of that name here
+ *       when missing, kept {@link #fenceKeepSeconds} past each increment), then
+ *       {@code mg LOCK c}: the token counts only when our item is still there after the
+ *       increment. Once a holder of a name asked, later acquisitions of that name here
  *       append the {@code ma} to the acquisition's round trip instead, until a holder releases
  *       without asking;</li>
  *   <li>renew: {@code mg LOCK T<ttl> c} (touch, then compare the CAS);</li>
@@ -234,8 +235,8 @@ final class MemcachedLockBackend implements LockBackend {
     /**
      * The fencing counter's increment; when the counter is missing (first use, a restart, an
      * eviction, a deletion, or {@link #fenceKeepSeconds} after its last increment, which sets its
-     * expiry again: so names no longer used leave nothing) it starts at this server's clock in microseconds ({@link ServerFacts}),
-     * above every token issued before as long as the name saw fewer than one token per
+     * expiry again: so names no longer used leave nothing) it starts at this server's clock in
+     * microseconds ({@link ServerFacts}), above every token issued before as long as the name saw fewer than one token per
      * microsecond and the clocks did not go back.
      */
     private MetaRequest increment(MemcachedKeys keys, ServerFacts facts) {

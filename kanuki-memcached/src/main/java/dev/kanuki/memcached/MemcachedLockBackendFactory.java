@@ -13,8 +13,8 @@ import java.util.Set;
  * Makes the memcached backend for {@code memcached://host[:port][,host[:port]…]} (port 11211 by
  * default). Options: {@code timeout} (each command's deadline, connecting included; default 5s),
  * {@code fenceMargin} (how long a name's fencing counter is kept after the clock passed its last
- * number, default 1h) and the engine's {@code lease}, {@code poll} and {@code waitThreads}. Connections are opened on
- * first use, so a server that is down makes only the names that live on it fail. See
+ * number, default 1h) and the engine's {@code lease}, {@code poll} and {@code waitThreads}.
+ * Connections are opened on first use, so a server that is down makes only the names that live on it fail. See
  * {@link MemcachedLockBackend}.
  */
 public final class MemcachedLockBackendFactory implements LockBackendFactory {

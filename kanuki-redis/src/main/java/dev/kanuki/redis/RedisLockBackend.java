@@ -399,11 +399,6 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     }
 
     /**
-     * The exclusive holder ({@code HELD}), else the readers ({@code HELD_SHARED}, naming the one
-     * whose lease runs longest), else {@code FREE}. Semaphore permits are a separate namespace
-     * (as in the engine) and not reported here.
-     */
-    /**
      * Refuses, saying why nothing stays: every key of a lock expires with its lease (or its
      * waiters' places), and a name's fence counter expires {@code fenceMargin} after the server
      * clock passed its last token (see {@link Scripts}).
@@ -415,6 +410,11 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
                 + " (fenceMargin) after the server clock passed its last token");
     }
 
+    /**
+     * The exclusive holder ({@code HELD}), else the readers ({@code HELD_SHARED}, naming the one
+     * whose lease runs longest), else {@code FREE}. Semaphore permits are a separate namespace
+     * (as in the engine) and not reported here.
+     */
     @Override
     public LockStatus status(String name) {
         RedisKeys keys = keysOf(name);
