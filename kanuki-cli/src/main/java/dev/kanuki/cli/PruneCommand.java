@@ -28,7 +28,8 @@ import picocli.CommandLine.Spec;
         exitCodeList = {
             "0:pruned (or, with --dry-run, listed) whatever there was, possibly nothing",
             "2:usage error: bad option or backend URI",
-            "3:the backend leaves nothing behind to prune (not a file: backend), or the backend failed",
+            "3:the backend has nothing to prune (not a file: backend; the message says what it keeps and why), "
+                    + "or the backend failed",
             "70:internal error: a bug in kanuki (--debug prints its stack trace)",
         },
         footerHeading = "%nExamples:%n",

@@ -522,6 +522,22 @@ final class SqlLockBackend implements LockBackend {
         return before;
     }
 
+    /**
+     * Refuses, saying what stays and why. The lock itself is the server's (freed with its
+     * session), but the table keeps one row per name ever used here: the row is where the name's
+     * fencing tokens count up (from 1, with no clock floor), so a deleted row would start its name
+     * again below tokens a resource has already seen; and {@code list} finds held locks through
+     * their rows.
+     */
+    @Override
+    public List<String> prune(boolean dryRun) {
+        int rows = withSession("count the lock records", s -> dialect.listRows(s).size());
+        throw new UnsupportedOperationException(dialect.product() + ": prune removes nothing: the lock table "
+                + dialect.table + " keeps one row per name ever locked (" + rows + " now), each holding its name's "
+                + "last fencing token (tokens count up per row, so a deleted row would repeat tokens); the locks "
+                + "themselves end with their sessions");
+    }
+
     /** Runs a non-locking statement on a pooled session, replacing a session that died idle once. */
     private <T> T withSession(String what, SessionWork<T> work) {
         for (int attempt = 0; ; attempt++) {

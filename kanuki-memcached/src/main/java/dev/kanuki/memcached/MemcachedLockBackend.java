@@ -38,9 +38,10 @@ import org.slf4j.LoggerFactory;
  *       when absent) and {@code mg LOCK c v} (the item's CAS, and its value to prove it is
  *       ours);</li>
  *   <li>fencing token, on demand (the first {@link Grant#fencingToken()}), one round trip:
- *       {@code ma FENCE N86400 J<clock µs> v} (the fencing counter, created at the clock when
- *       missing), then {@code mg LOCK c}: the token counts only when our item is still there
- *       after the increment. Once a holder of a name asked, later acquisitions of that name here
+ *       {@code ma FENCE N<keep> T<keep> J<clock µs> v} (the fencing counter, created at the clock
+ *       when missing, kept {@link #fenceKeepSeconds} past each increment), then
+ *       {@code mg LOCK c}: the token counts only when our item is still there after the
+ *       increment. Once a holder of a name asked, later acquisitions of that name here
  *       append the {@code ma} to the acquisition's round trip instead, until a holder releases
  *       without asking;</li>
  *   <li>renew: {@code mg LOCK T<ttl> c} (touch, then compare the CAS);</li>
@@ -65,8 +66,13 @@ final class MemcachedLockBackend implements LockBackend {
             .crossProcess().persistentFencing().ownerRecords().build();
     /** memcached reads a larger expiry as an absolute Unix time. */
     static final long MAX_TTL_SECONDS = 30L * 24 * 60 * 60;
-    /** How long a fencing counter lives from its creation (increments do not extend it). */
-    static final long FENCE_TTL_SECONDS = 24 * 60 * 60;
+    /**
+     * How far, in seconds, the real time may be ahead of a client's clock in microseconds
+     * ({@link ServerFacts#clockMicros}: held within the window memcached's {@code stats} allows,
+     * whose time is from 1 s before to 3 s after the real time), plus the 1 s tick of
+     * memcached's expiry clock.
+     */
+    static final long CLOCK_WINDOW_SECONDS = 5;
     /** Lock items read per round trip while listing. */
     private static final int LIST_BATCH = 200;
 
@@ -74,6 +80,13 @@ final class MemcachedLockBackend implements LockBackend {
     private final HashRing<MemcachedNode> ring;
     private final String scope;
     private final Duration timeout;
+    /**
+     * A fencing counter's expiry, set again by every increment: the URI's {@code fenceMargin}
+     * plus {@link #CLOCK_WINDOW_SECONDS}. A counter re-made after it expired starts at the clock,
+     * which has then passed its last number by the margin (a counter that ran ahead of the clock
+     * is kept longer: see {@link #keepWhileAhead}).
+     */
+    private final long fenceKeepSeconds;
     /** Requests whose attempt failed after its add may have been stored: see {@link #abandon}. */
     private final Set<LockRequest> uncertain = ConcurrentHashMap.newKeySet();
     private static final int KEYS_REMEMBERED = 4096;
@@ -92,6 +105,20 @@ final class MemcachedLockBackend implements LockBackend {
      * @param timeout every command's deadline
      */
     MemcachedLockBackend(List<MemcachedNode> nodes, Duration timeout) {
+        this(nodes, timeout, DEFAULT_FENCE_MARGIN);
+    }
+
+    /** How long a fence counter is kept after the clock passed its last number, by default. */
+    static final Duration DEFAULT_FENCE_MARGIN = Duration.ofHours(1);
+
+    /**
+     * @param nodes the servers, in the order written
+     * @param timeout every command's deadline
+     * @param fenceMargin how long a fencing counter is kept after the clock passed its last
+     *     number: the clock step back tokens survive once it expired
+     */
+    MemcachedLockBackend(List<MemcachedNode> nodes, Duration timeout, Duration fenceMargin) {
+        this.fenceKeepSeconds = fenceKeepSeconds(fenceMargin);
         this.nodes = List.copyOf(nodes);
         Map<String, MemcachedNode> byServer = new LinkedHashMap<>();
         nodes.forEach(n -> byServer.put(n.server(), n));
@@ -198,19 +225,48 @@ final class MemcachedLockBackend implements LockBackend {
             release(grant); // a lock without a token must not be handed out
             throw node.unexpected(x.get(2), "ma " + keys.fence() + " (fencing counter)");
         }
+        if (fence) {
+            keepWhileAhead(node, keys, token, x.facts());
+        }
         uncertain.remove(request);
         return Optional.of(grant);
     }
 
     /**
      * The fencing counter's increment; when the counter is missing (first use, a restart, an
-     * eviction, a deletion, or a day after it was created: its expiry bounds the memory of names
-     * no longer used) it starts at this server's clock in microseconds ({@link ServerFacts}),
-     * above every token issued before as long as the name saw fewer than one token per
+     * eviction, a deletion, or {@link #fenceKeepSeconds} after its last increment, which sets its
+     * expiry again: so names no longer used leave nothing) it starts at this server's clock in
+     * microseconds ({@link ServerFacts}), above every token issued before as long as the name saw fewer than one token per
      * microsecond and the clocks did not go back.
      */
-    private static MetaRequest increment(MemcachedKeys keys, ServerFacts facts) {
-        return MetaRequest.of("ma " + keys.fence() + " N" + FENCE_TTL_SECONDS + " J" + facts.clockMicros() + " v");
+    private MetaRequest increment(MemcachedKeys keys, ServerFacts facts) {
+        return MetaRequest.of("ma " + keys.fence() + " N" + fenceKeepSeconds + " T" + fenceKeepSeconds
+                + " J" + facts.clockMicros() + " v");
+    }
+
+    /** {@return a counter's expiry for {@code fenceMargin}: rounded up to seconds, plus the clock window} */
+    static long fenceKeepSeconds(Duration fenceMargin) {
+        long margin = fenceMargin.getSeconds() + (fenceMargin.getNano() > 0 ? 1 : 0);
+        return Math.min(MAX_TTL_SECONDS - 1, margin + CLOCK_WINDOW_SECONDS);
+    }
+
+    /**
+     * A counter normally runs behind the clock (it starts at the clock and gains one per token).
+     * One made by a client whose clock was ahead, or bumped faster than one per microsecond, runs
+     * ahead: it must then outlive the increment's expiry until the clock has passed its number, or a
+     * counter re-made at the clock would give smaller tokens. A touch extends it (rare: a round
+     * trip more).
+     */
+    private void keepWhileAhead(MemcachedNode node, MemcachedKeys keys, long token, ServerFacts facts) {
+        long aheadMicros = token - facts.clockMicros();
+        if (aheadMicros <= 0) {
+            return;
+        }
+        long keep = Math.min(MAX_TTL_SECONDS - 1, fenceKeepSeconds + aheadMicros / 1_000_000 + 1);
+        MetaReply touched = node.call(f -> List.of(MetaRequest.of("mg " + keys.fence() + " T" + keep))).get(0);
+        if (!touched.is("HD") && !touched.is("EN")) {
+            LOG.warn("memcached at {}: could not extend the fencing counter {}: {}", node, keys.fence(), touched.code());
+        }
     }
 
     /**
@@ -236,6 +292,7 @@ final class MemcachedLockBackend implements LockBackend {
             throw new LockLostException(g.name, "the lock's item is gone or another holder's (its lease ran out,"
                     + " it was evicted or broken); no fencing token was issued", null);
         }
+        keepWhileAhead(g.node, g.keys, token, x.facts());
         hints.fenced(g.name, true); // its holders use fencing: issue with the acquisition from now on
         return token;
     }
@@ -356,6 +413,18 @@ final class MemcachedLockBackend implements LockBackend {
         } catch (java.util.concurrent.RejectedExecutionException e) {
             // closed: the item expires with its lease
         }
+    }
+
+    /**
+     * Refuses, saying why nothing stays: a lock's item expires with its lease, a name's fencing
+     * counter {@link #fenceKeepSeconds} after its last increment (later while it runs ahead of the
+     * clock).
+     */
+    @Override
+    public List<String> prune(boolean dryRun) {
+        throw new UnsupportedOperationException("memcached: nothing to prune: a lock's item expires with its lease, "
+                + "and a name's fencing counter " + fenceKeepSeconds + " s after its last token (fenceMargin plus "
+                + CLOCK_WINDOW_SECONDS + " s of clock window)");
     }
 
     @Override

@@ -11,15 +11,16 @@ import java.util.Set;
 
 /**
  * Makes the memcached backend for {@code memcached://host[:port][,host[:port]…]} (port 11211 by
- * default). Options: {@code timeout} (each command's deadline, connecting included; default 5s)
- * and the engine's {@code lease}, {@code poll} and {@code waitThreads}. Connections are opened on
- * first use, so a server that is down makes only the names that live on it fail. See
+ * default). Options: {@code timeout} (each command's deadline, connecting included; default 5s),
+ * {@code fenceMargin} (how long a name's fencing counter is kept after the clock passed its last
+ * number, default 1h) and the engine's {@code lease}, {@code poll} and {@code waitThreads}.
+ * Connections are opened on first use, so a server that is down makes only the names that live on it fail. See
  * {@link MemcachedLockBackend}.
  */
 public final class MemcachedLockBackendFactory implements LockBackendFactory {
     /** memcached's standard port. */
     public static final int DEFAULT_PORT = 11211;
-    private static final Set<String> OPTIONS = Set.of("timeout");
+    private static final Set<String> OPTIONS = Set.of("timeout", "fenceMargin");
 
     /** Used by {@link java.util.ServiceLoader}. */
     public MemcachedLockBackendFactory() {
@@ -46,7 +47,12 @@ public final class MemcachedLockBackendFactory implements LockBackendFactory {
         for (HostPort server : servers(uri)) {
             nodes.add(new MemcachedNode(server.host(), server.port(), timeout));
         }
-        return new MemcachedLockBackend(nodes, timeout);
+        Duration fenceMargin = uri.durationParam("fenceMargin", MemcachedLockBackend.DEFAULT_FENCE_MARGIN);
+        if (fenceMargin.isNegative()) {
+            throw new IllegalArgumentException("option fenceMargin in backend URI '" + uri.redacted()
+                    + "' must not be negative");
+        }
+        return new MemcachedLockBackend(nodes, timeout, fenceMargin);
     }
 
     /** A server as written in the URI. */

@@ -7,6 +7,7 @@ import dev.kanuki.LockLostException;
 import dev.kanuki.LockStatus;
 import dev.kanuki.OwnerInfo;
 import dev.kanuki.spi.ChangeSubscription;
+import dev.kanuki.spi.Durations;
 import dev.kanuki.spi.Grant;
 import dev.kanuki.spi.LockMode;
 import dev.kanuki.spi.LockRequest;
@@ -98,10 +99,13 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     private final Map<String, RedisKeys> keysByName = new ConcurrentHashMap<>();
     /** Names whose last holder here asked for a fencing token, and names found held recently (their attempts go straight to the script). */
     private final NameHints hints = new NameHints(NAMES_REMEMBERED);
+    /** How long a fence counter is kept after the clock passed its last token (URI option {@code fenceMargin}). */
+    private final long fenceMarginMillis;
     private final SetArgs setNxArgsDefault = SetArgs.Builder.nx().px(30_000);
 
-    RedisLockBackend(RedisURI uri, String scope, Duration timeout, java.io.File trusted) {
+    RedisLockBackend(RedisURI uri, String scope, Duration timeout, java.io.File trusted, Duration fenceMargin) {
         this.scope = scope;
+        this.fenceMarginMillis = fenceMargin.toMillis();
         this.timeout = timeout;
         // One I/O thread for both connections: a hand-over arrives on the pub/sub connection, and
         // the holder's next command (often the release) then goes out through the thread that just
@@ -395,6 +399,18 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
     }
 
     /**
+     * Refuses, saying why nothing stays: every key of a lock expires with its lease (or its
+     * waiters' places), and a name's fence counter expires {@code fenceMargin} after the server
+     * clock passed its last token (see {@link Scripts}).
+     */
+    @Override
+    public List<String> prune(boolean dryRun) {
+        throw new UnsupportedOperationException("redis: nothing to prune: a lock's keys expire with its lease, and a "
+                + "name's fence counter " + Durations.format(Duration.ofMillis(fenceMarginMillis))
+                + " (fenceMargin) after the server clock passed its last token");
+    }
+
+    /**
      * The exclusive holder ({@code HELD}), else the readers ({@code HELD_SHARED}, naming the one
      * whose lease runs longest), else {@code FREE}. Semaphore permits are a separate namespace
      * (as in the engine) and not reported here.
@@ -547,8 +563,8 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         private final String sha;
 
         Script(String source) {
-            this.source = source;
-            this.sha = sha1(source);
+            this.source = Scripts.withFenceMargin(source, fenceMarginMillis);
+            this.sha = sha1(this.source);
         }
 
         <T> T run(ScriptOutputType type, String[] keys, String... args) {

@@ -16,11 +16,18 @@ import java.util.Set;
  * {@code redis-sentinel://[user:password@]host[:port][,host[:port]…]/MASTERNAME[/db]} (the
  * primary Redis Sentinel names {@code MASTERNAME}, found again after a failover; the credentials
  * are the data servers', the sentinels are asked without; sentinel port 26379 by default). Options: {@code timeout} (each command's deadline, default 5s),
- * {@code tlsCa} (a PEM file of certificates to trust for {@code rediss}, instead of the JVM's) and
+ * {@code tlsCa} (a PEM file of certificates to trust for {@code rediss}, instead of the JVM's),
+ * {@code fenceMargin} (how long a name's fence counter is kept after the server clock passed its
+ * last token, default 1h) and
  * the engine's {@code lease}, {@code poll} and {@code waitThreads}. See {@link RedisLockBackend}.
  */
 public final class RedisLockBackendFactory implements LockBackendFactory {
-    private static final Set<String> OPTIONS = Set.of("timeout", "tlsCa");
+    /**
+     * How long a name's fence counter is kept after the server clock passed its last token: the
+     * clock step back that fencing tokens survive once the counter expired.
+     */
+    static final Duration DEFAULT_FENCE_MARGIN = Duration.ofHours(1);
+    private static final Set<String> OPTIONS = Set.of("timeout", "tlsCa", "fenceMargin");
 
     /** Used by {@link java.util.ServiceLoader}. */
     public RedisLockBackendFactory() {
@@ -35,6 +42,10 @@ public final class RedisLockBackendFactory implements LockBackendFactory {
     public LockBackend create(LockUri uri) {
         uri.rejectUnknownOptions(OPTIONS);
         Duration timeout = uri.durationParam("timeout", Duration.ofSeconds(5));
+        Duration fenceMargin = uri.durationParam("fenceMargin", DEFAULT_FENCE_MARGIN);
+        if (fenceMargin.isNegative()) {
+            throw new IllegalArgumentException("backend URI '" + uri.redacted() + "': fenceMargin must not be negative");
+        }
         boolean sentinel = uri.scheme().equals("redis-sentinel");
         if (sentinel && uri.param("tlsCa").isPresent()) {
             throw new IllegalArgumentException("backend URI '" + uri.redacted() + "': tlsCa is for rediss:// only");
@@ -46,7 +57,8 @@ public final class RedisLockBackendFactory implements LockBackendFactory {
                         + "/" + redisUri.getDatabase()
                 : uri.scheme() + "://" + redisUri.getHost() + ":" + redisUri.getPort() + "/" + redisUri.getDatabase();
         try {
-            return new RedisLockBackend(redisUri, scope, timeout, uri.param("tlsCa").map(java.io.File::new).orElse(null));
+            return new RedisLockBackend(redisUri, scope, timeout, uri.param("tlsCa").map(java.io.File::new).orElse(null),
+                    fenceMargin);
         } catch (RuntimeException e) {
             if (e instanceof LockBackendException) {
                 throw e;

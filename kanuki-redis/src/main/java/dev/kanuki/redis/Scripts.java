@@ -18,6 +18,14 @@ final class Scripts {
                 .replace("@NEXT_TOKEN@", NEXT_TOKEN);
     }
 
+    /**
+     * {@return the script with the fence counter's margin put in} (the {@code @FENCE_MARGIN_MS@} of
+     * {@link #NEXT_TOKEN}; scripts without it are returned as they are).
+     */
+    static String withFenceMargin(String script, long marginMillis) {
+        return script.replace("@FENCE_MARGIN_MS@", Long.toString(marginMillis));
+    }
+
     /** How long past the holder's remaining lease a waiter's place in line lasts without a new attempt, in ms. */
     static final long PLACE_KEPT_MILLIS = 10_000;
 
@@ -37,6 +45,11 @@ final class Scripts {
      * eviction, or a failover to a replica that had not yet received the last increments, as long
      * as the name got fewer than one token per microsecond and the (new) server's clock is not
      * behind the time the last token was issued.
+     *
+     * <p>So the counter is needed only until the clock has passed the last token: each bump sets
+     * its expiry to how far it runs ahead of the clock plus a margin ({@code @FENCE_MARGIN_MS@},
+     * the URI option {@code fenceMargin}), the server clock step back that tokens survive after
+     * the counter is gone. A name no longer used leaves no key behind.
      */
     private static final String NEXT_TOKEN = """
             local function nextToken()
@@ -46,6 +59,7 @@ final class Scripts {
                 n = floor
                 redis.call('SET', KEYS[2], string.format('%d', n))
               end
+              redis.call('PEXPIRE', KEYS[2], math.floor((n - floor) / 1000) + 1 + @FENCE_MARGIN_MS@)
               return n
             end
             """;

@@ -320,8 +320,11 @@ final class SqliteLockBackend implements LockBackend {
      * keeps the name's last fencing token. Without it the name's next token would rest on the wall
      * clock's floor alone, so a clock set back would repeat tokens a resource has seen; and a
      * process that opened the database just before its removal would lock a file nobody else
-     * sees (caught by the check after each acquisition, at the cost of a retry). The databases are
-     * small and one per name ever locked, like the names themselves.
+     * sees (caught by the check after each acquisition, at the cost of a retry) — and, in WAL
+     * mode, would keep using the old database's {@code -wal} and {@code -shm} files, which a new
+     * database at the same path finds by path too: two databases sharing one write lock and one
+     * log. Nothing in the protocol keeps openers out while a database is removed, so none is. The
+     * databases are small and one per name ever locked, like the names themselves.
      */
     @Override
     public List<String> prune(boolean dryRun) {
@@ -333,8 +336,9 @@ final class SqliteLockBackend implements LockBackend {
         }
         throw new UnsupportedOperationException("sqlite: keeps one database per lock name (" + databases + " in "
                 + directory + "), free or not, and prune removes none: each is the lock itself and holds its name's "
-                + "last fencing token (without it a clock set back would repeat tokens); delete the directory only "
-                + "when no process uses its locks");
+                + "last fencing token (without it a clock set back would repeat tokens), and another process may "
+                + "have it open (its -wal and -shm files are found by path, so a new database beside them would "
+                + "share them); delete the directory only when no process uses its locks");
     }
 
     /**
