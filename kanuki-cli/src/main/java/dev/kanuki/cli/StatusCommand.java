@@ -95,7 +95,6 @@ final class StatusCommand implements Callable<Integer> {
             return new Json()
                     .field("name", name)
                     .field("state", Display.state(state))
-                    .field("kept", kept)
                     .field("strategy", strategy)
                     .field("owner", owner == null ? null : owner.pid() + "@" + owner.host())
                     .field("host", owner == null ? null : owner.host())
@@ -109,7 +108,8 @@ final class StatusCommand implements Callable<Integer> {
                     .nullableField("leaseLeftMillis", leaseLeftMillis)
                     .nullableField("leaseUntil", owner == null || owner.leaseUntil() == null ? null
                             : owner.leaseUntil().toEpochMilli())
-                    .nullableField("token", token < 0 ? null : token);
+                    .nullableField("token", token < 0 ? null : token)
+                    .field("kept", kept);
         }
     }
 

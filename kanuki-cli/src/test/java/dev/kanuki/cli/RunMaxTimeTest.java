@@ -54,7 +54,9 @@ class RunMaxTimeTest {
     @ValueSource(strings = {"mkdir", "os"})
     void aCommandPastItsMaxTimeIsKilledAndOnlyThenIsTheLockReleased(String kind) throws Exception {
         String uri = backend(kind);
-        Cli.Running first = Cli.start(dir, "run", "-b", uri, "--max-time", "1s", "--kill-after", "2s",
+        // --kill-after 20s: a release before the command is gone would let the next holder in
+        // well inside it, however slowly its JVM starts.
+        Cli.Running first = Cli.start(dir, "run", "-b", uri, "--max-time", "1s", "--kill-after", "20s",
                 "job", "--", "sh", "-c", IGNORES_TERM);
         started.add(first.process);
         long cmd = Processes.pidIn(dir.resolve("cmd.pid"));
