@@ -92,7 +92,7 @@ final class StatusCommand implements Callable<Integer> {
         }
 
         Json toJson() {
-            return new Json()
+            Json json = new Json()
                     .field("name", name)
                     .field("state", Display.state(state))
                     .field("strategy", strategy)
@@ -108,8 +108,9 @@ final class StatusCommand implements Callable<Integer> {
                     .nullableField("leaseLeftMillis", leaseLeftMillis)
                     .nullableField("leaseUntil", owner == null || owner.leaseUntil() == null ? null
                             : owner.leaseUntil().toEpochMilli())
-                    .nullableField("token", token < 0 ? null : token)
-                    .field("kept", kept);
+                    .nullableField("token", token < 0 ? null : token);
+            // Only for a kept stale lock: every other object keeps the fields scripts already read.
+            return kept ? json.field("kept", true) : json;
         }
     }
 
