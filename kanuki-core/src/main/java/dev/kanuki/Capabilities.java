@@ -13,6 +13,9 @@ import java.util.Objects;
  * @param semaphores whether {@link LockProvider#semaphore} is supported
  * @param persistentFencing whether fencing tokens keep increasing across restarts of all clients
  * @param ownerRecords whether the backend records who holds a lock
+ * @param keepsStale whether the backend can keep stale locks for inspection (URI option
+ *     {@code keepStale=true}: a lock whose holder is gone or whose lease ran out is then not
+ *     broken automatically); a backend that cannot refuses the option
  */
 public record Capabilities(
         LeaseKind leaseKind,
@@ -20,7 +23,8 @@ public record Capabilities(
         boolean sharedLocks,
         boolean semaphores,
         boolean persistentFencing,
-        boolean ownerRecords) {
+        boolean ownerRecords,
+        boolean keepsStale) {
 
     /**
      * Makes the description; {@link #builder(LeaseKind)} is the shorter way.
@@ -31,10 +35,27 @@ public record Capabilities(
      * @param semaphores whether {@link LockProvider#semaphore} is supported
      * @param persistentFencing whether fencing tokens keep increasing across restarts of all clients
      * @param ownerRecords whether the backend records who holds a lock
+     * @param keepsStale whether the backend can keep stale locks for inspection ({@code keepStale=true})
      * @throws NullPointerException when {@code leaseKind} is null
      */
     public Capabilities {
         Objects.requireNonNull(leaseKind, "leaseKind");
+    }
+
+    /**
+     * Makes the description of a backend that cannot keep stale locks.
+     *
+     * @param leaseKind how a held lock is kept alive and freed when its holder dies
+     * @param crossProcess whether the lock excludes other processes (false only for {@code mem:})
+     * @param sharedLocks whether {@link LockProvider#readWriteLock} is supported
+     * @param semaphores whether {@link LockProvider#semaphore} is supported
+     * @param persistentFencing whether fencing tokens keep increasing across restarts of all clients
+     * @param ownerRecords whether the backend records who holds a lock
+     * @throws NullPointerException when {@code leaseKind} is null
+     */
+    public Capabilities(LeaseKind leaseKind, boolean crossProcess, boolean sharedLocks, boolean semaphores,
+                        boolean persistentFencing, boolean ownerRecords) {
+        this(leaseKind, crossProcess, sharedLocks, semaphores, persistentFencing, ownerRecords, false);
     }
 
     /**
@@ -55,6 +76,7 @@ public record Capabilities(
         private boolean semaphores;
         private boolean persistentFencing;
         private boolean ownerRecords;
+        private boolean keepsStale;
 
         private Builder(LeaseKind leaseKind) {
             this.leaseKind = Objects.requireNonNull(leaseKind, "leaseKind");
@@ -100,9 +122,16 @@ public record Capabilities(
             return this;
         }
 
+        /** {@return this builder; stale locks can be kept for inspection (URI option {@code keepStale=true})} */
+        public Builder keepsStale() {
+            keepsStale = true;
+            return this;
+        }
+
         /** {@return the capabilities named so far} */
         public Capabilities build() {
-            return new Capabilities(leaseKind, crossProcess, sharedLocks, semaphores, persistentFencing, ownerRecords);
+            return new Capabilities(leaseKind, crossProcess, sharedLocks, semaphores, persistentFencing, ownerRecords,
+                    keepsStale);
         }
     }
 }

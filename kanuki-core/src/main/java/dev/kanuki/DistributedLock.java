@@ -73,6 +73,36 @@ public interface DistributedLock {
     CompletableFuture<LockHandle> acquireAsync(Duration timeout);
 
     /**
+     * This lock with a maximum hold: an acquisition made through the returned lock is taken away
+     * when it has been held for {@code maxHold}, counted from when it was granted. Then its
+     * handle stops renewing, {@link LockHandle#lost()} completes with a {@link LockLostException}
+     * that says so, {@link LockHandle#isHeld()} turns false, {@link LockHandle#verify()} throws it,
+     * and the lock is released, so that the next holder (whose fencing token is higher) can take
+     * it. The returned lock is the same lock ({@link Object#equals equal}, one line of waiters);
+     * only its acquisitions are limited.
+     *
+     * @param maxHold the longest an acquisition may be held; more than zero
+     * @return this lock with the limit
+     * @throws IllegalArgumentException when {@code maxHold} is zero or negative
+     */
+    default DistributedLock withMaxHold(Duration maxHold) {
+        return withMaxHold(maxHold, false);
+    }
+
+    /**
+     * Like {@link #withMaxHold(Duration)}; with {@code interruptHolder}, the thread that acquired
+     * the lock ({@code acquire}, {@code tryAcquire}, {@code asJavaLock().lock()}) is also
+     * interrupted when the maximum hold passes, before the lock is released. An acquisition
+     * through {@link #acquireAsync} has no such thread: only its handle is ended.
+     *
+     * @param maxHold the longest an acquisition may be held; more than zero
+     * @param interruptHolder whether to interrupt the thread that acquired it
+     * @return this lock with the limit
+     * @throws IllegalArgumentException when {@code maxHold} is zero or negative
+     */
+    DistributedLock withMaxHold(Duration maxHold, boolean interruptHolder);
+
+    /**
      * A {@link Lock} view for code that expects one. {@code lock()} waits without limit;
      * {@code unlock()} must be called by the thread that locked; conditions are not supported.
      *

@@ -51,7 +51,8 @@ public interface LockHandle extends AutoCloseable {
     /**
      * A future completed (with the reason) when kanuki notices the lock was lost while this
      * handle was open: a lease that could not be renewed, a session that ended, a lock file
-     * removed. It is never completed by {@link #close()}.
+     * removed, a maximum hold that passed ({@link DistributedLock#withMaxHold}). It is never
+     * completed by {@link #close()}.
      *
      * <p>A lost handle still counts as this JVM's holder of the name until it is closed (other
      * threads here keep waiting): close it when you stop the work it protected.

@@ -28,6 +28,11 @@ final class ExitCodes {
      * whatever the command returned; one line on standard error says when and who holds it now.
      */
     static final int LOCK_LOST = 76;
+    /**
+     * {@code run --max-time}: the command ran too long and was ended (SIGTERM, SIGKILL after
+     * {@code --kill-after}); the lock was released once it was gone. 124 as {@code timeout(1)}.
+     */
+    static final int MAX_TIME = 124;
     /** The command given to {@code run} could not be started. */
     static final int COMMAND_NOT_FOUND = 127;
 
@@ -46,6 +51,8 @@ final class ExitCodes {
                 + "(break without --force)");
         codes.put(Integer.toString(LOCK_LOST), "run lost its lock while CMD ran (CMD got --on-lost), or found "
                 + "it lost when CMD exited");
+        codes.put(Integer.toString(MAX_TIME), "run --max-time: CMD ran too long and was ended (SIGTERM, then "
+                + "SIGKILL after --kill-after); the lock was released once it was gone");
         codes.put(Integer.toString(COMMAND_NOT_FOUND), "run could not start CMD");
         return codes;
     }

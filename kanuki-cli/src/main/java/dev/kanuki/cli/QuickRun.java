@@ -130,25 +130,26 @@ final class QuickRun {
             case "-s", "--shared" -> "--shared";
             case "-E", "--conflict-exit-code" -> "--conflict-exit-code";
             case "--debug" -> "--debug";
-            case "--lease", "--kill-after", "--on-lost" -> option;
+            case "--lease", "--kill-after", "--on-lost", "--max-time" -> option;
             default -> null;
         };
     }
 
     private static boolean takesValue(String canonical) {
-        return List.of("--backend", "--wait", "--conflict-exit-code", "--lease", "--kill-after", "--on-lost")
-                .contains(canonical);
+        return List.of("--backend", "--wait", "--conflict-exit-code", "--lease", "--kill-after", "--on-lost",
+                "--max-time").contains(canonical);
     }
 
     private static boolean setValue(RunCommand run, String canonical, String value) {
         switch (canonical) {
             case "--backend" -> run.backend = value;
-            case "--wait", "--lease", "--kill-after" -> {
+            case "--wait", "--lease", "--kill-after", "--max-time" -> {
                 try {
                     java.time.Duration d = Durations.parse(value);
                     switch (canonical) {
                         case "--wait" -> run.wait = d;
                         case "--lease" -> run.lease = d;
+                        case "--max-time" -> run.maxTime = d;
                         default -> run.killAfter = d;
                     }
                 } catch (IllegalArgumentException e) {

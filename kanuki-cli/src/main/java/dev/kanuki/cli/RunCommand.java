@@ -35,7 +35,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "run",
         mixinStandardHelpOptions = true,
         customSynopsis = {"kanuki run [-hsV] [-b=URI] [-E=N] [-w=DURATION | -n] [--lease=DURATION]",
-            "           [--on-lost=term|kill|ignore] [--kill-after=DURATION]",
+            "           [--on-lost=term|kill|ignore] [--kill-after=DURATION] [--max-time=DURATION]",
             "           NAME [--] CMD [ARG...]"},
         description = {
             "Run CMD while holding the lock NAME, like flock(1). Options go before NAME. CMD sees "
@@ -55,6 +55,9 @@ import picocli.CommandLine.Spec;
                     + "broken): CMD gets --on-lost, kanuki prints one line saying when and who holds the lock now, "
                     + "and exits 76 whatever CMD returned. The lock is checked before it is released, so a loss "
                     + "while CMD finished is reported too.",
+            "",
+            "--max-time: CMD still running after DURATION gets SIGTERM, and SIGKILL after --kill-after; the lock is "
+                    + "released once CMD is gone, kanuki says so in one line and exits 124 (as timeout(1)).",
         },
         footerHeading = "%nExamples:%n",
         footer = {
@@ -91,8 +94,17 @@ final class RunCommand implements Callable<Integer> {
     LockLossGuard.OnLost onLost = LockLossGuard.OnLost.TERM;
 
     @Option(names = "--kill-after", paramLabel = "DURATION", converter = DurationConverter.class,
-            description = "With --on-lost=term: SIGKILL CMD this long after SIGTERM if it still runs (default: 10s).")
+            description = "With --on-lost=term and --max-time: SIGKILL CMD this long after SIGTERM if it still runs "
+                    + "(default: 10s).")
     Duration killAfter = Duration.ofSeconds(10);
+
+    @Option(names = "--max-time", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "Let CMD run at most DURATION: then SIGTERM, SIGKILL after --kill-after, release the lock "
+                    + "once CMD is gone and exit 124.")
+    Duration maxTime;
+
+    /** Set while CMD runs with {@code --max-time}. */
+    private MaxTimeGuard maxTimeGuard;
 
     @Option(names = "--lease", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "The lease of ttl backends (the URI's lease option; default 30s): a holder that cannot "
@@ -115,6 +127,12 @@ final class RunCommand implements Callable<Integer> {
         if (conflictExitCode < 0 || conflictExitCode > 255) {
             throw usage("--conflict-exit-code must be between 0 and 255, got " + conflictExitCode);
         }
+        if (maxTime != null && (maxTime.isZero() || maxTime.isNegative())) {
+            throw usage("--max-time must be longer than 0, got " + Durations.format(maxTime));
+        }
+        if (killAfter.isNegative()) {
+            throw usage("--kill-after must not be negative, got " + Durations.format(killAfter));
+        }
         name = LockNames.validate(name);
         // run reports a lost lock itself, in one line; the engine's log line would repeat it.
         CliLogging.quiet("dev.kanuki.engine.EngineHandle");
@@ -135,9 +153,17 @@ final class RunCommand implements Callable<Integer> {
                 err.flush();
                 return conflictExitCode;
             }
+            int code;
             try (handle) {
-                return runHolding(provider, handle, cmd, launcher, err);
+                code = runHolding(provider, handle, cmd, launcher, err);
             }
+            if (maxTimeGuard != null && maxTimeGuard.fired() && code != ExitCodes.LOCK_LOST) {
+                // Said after the release, so that the line is true when it is read.
+                err.println(Display.escapeControls(maxTimeGuard.report(cmd.get(0), SafeNames.printable(name))));
+                err.flush();
+                return ExitCodes.MAX_TIME;
+            }
+            return code;
         }
     }
 
@@ -226,6 +252,9 @@ final class RunCommand implements Callable<Integer> {
             });
             LockLossGuard guard = new LockLossGuard(provider, handle, child, cmd.get(0), onLost, killAfter, err);
             guard.watch();
+            if (maxTime != null) {
+                maxTimeGuard = MaxTimeGuard.start(child, maxTime, killAfter);
+            }
             forwarder.attach(child::signal);
             int code;
             try {

@@ -4,6 +4,7 @@ import dev.kanuki.LockNames;
 import dev.kanuki.LockProvider;
 import dev.kanuki.LockStatus;
 import dev.kanuki.OwnerInfo;
+import dev.kanuki.spi.LockUri;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -32,7 +33,8 @@ import picocli.CommandLine.Spec;
                     + "AGE (since it was acquired), LEASE LEFT (\"session\" when the lock lasts as long as "
                     + "its holder's process; \"expired 3s ago\" when run out), TOKEN (last fencing token). "
                     + "A stale lock's holder is gone or its lease ran out: the next acquirer, or kanuki break, "
-                    + "removes it.",
+                    + "removes it; under the URI option keepStale=true it is left alone and shown as STALE (KEPT) "
+                    + "until kanuki break removes it.",
         },
         footerHeading = "%nExamples:%n",
         footer = {
@@ -61,21 +63,27 @@ final class StatusCommand implements Callable<Integer> {
 
     /** One lock as shown: the column values, computed once for the table and for JSON. */
     record Row(String name, LockStatus.State state, String strategy, OwnerInfo owner, Long ageMillis,
-               Long leaseLeftMillis, long token) {
+               Long leaseLeftMillis, long token, boolean kept) {
 
         static Row of(LockStatus status, String strategy, Instant now) {
+            return of(status, strategy, now, false);
+        }
+
+        /** @param keepStale whether the backend keeps stale locks ({@code keepStale=true}): a stale one is then kept */
+        static Row of(LockStatus status, String strategy, Instant now, boolean keepStale) {
             // A free lock has no holder; the last one some backends remember is not shown.
             OwnerInfo owner = status.state() == LockStatus.State.FREE ? null : status.owner().orElse(null);
             Long age = owner == null || owner.acquiredAt() == null ? null
                     : now.toEpochMilli() - owner.acquiredAt().toEpochMilli();
             Long left = owner == null ? null : Display.leaseLeftMillis(owner, now);
-            return new Row(status.name(), status.state(), strategy, owner, age, left, status.lastFencingToken());
+            return new Row(status.name(), status.state(), strategy, owner, age, left, status.lastFencingToken(),
+                    keepStale && status.state() == LockStatus.State.STALE);
         }
 
         List<String> cells() {
             return List.of(
                     Display.safe(name),
-                    Display.state(state),
+                    kept ? "STALE (KEPT)" : Display.state(state),
                     strategy,
                     owner == null ? NONE : Display.owner(owner),
                     ageMillis == null ? NONE : Display.duration(ageMillis),
@@ -84,7 +92,7 @@ final class StatusCommand implements Callable<Integer> {
         }
 
         Json toJson() {
-            return new Json()
+            Json json = new Json()
                     .field("name", name)
                     .field("state", Display.state(state))
                     .field("strategy", strategy)
@@ -101,6 +109,8 @@ final class StatusCommand implements Callable<Integer> {
                     .nullableField("leaseUntil", owner == null || owner.leaseUntil() == null ? null
                             : owner.leaseUntil().toEpochMilli())
                     .nullableField("token", token < 0 ? null : token);
+            // Only for a kept stale lock: every other object keeps the fields scripts already read.
+            return kept ? json.field("kept", true) : json;
         }
     }
 
@@ -141,7 +151,7 @@ final class StatusCommand implements Callable<Integer> {
         Instant now = Instant.now();
         List<Row> rows = new ArrayList<>();
         for (LockStatus status : statuses) {
-            rows.add(Row.of(status, strategy, now));
+            rows.add(Row.of(status, strategy, now, keepsStale(backend)));
         }
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
@@ -153,6 +163,15 @@ final class StatusCommand implements Callable<Integer> {
         }
         out.flush();
         return ExitCodes.OK;
+    }
+
+    /** @return whether the URI asks for stale locks to be kept ({@code keepStale=true}) */
+    private static boolean keepsStale(String uri) {
+        try {
+            return LockUri.parse(uri).param("keepStale").map("true"::equals).orElse(false);
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
     }
 
     private static void printTable(PrintWriter out, List<Row> rows) {

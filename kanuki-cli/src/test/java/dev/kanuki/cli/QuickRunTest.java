@@ -25,7 +25,9 @@ class QuickRunTest {
             new String[] {"run", "--wait=1.5s", "--conflict-exit-code=200", "caf\u00e9", "--", "x"},
             new String[] {"run", "-b", "file:", "na me", "--", "-", "@notafile"},
             new String[] {"run", "--lease", "2s", "--on-lost", "kill", "--kill-after=3s", "job", "--", "x"},
-            new String[] {"run", "--on-lost=ignore", "--lease=1500ms", "job", "x"});
+            new String[] {"run", "--on-lost=ignore", "--lease=1500ms", "job", "x"},
+            new String[] {"run", "--max-time", "2m", "--kill-after", "5s", "job", "--", "x"},
+            new String[] {"run", "--max-time=90s", "job", "x"});
 
     private static final List<String[]> LEFT_TO_PICOCLI = List.of(
             new String[] {"run", "--help"},
@@ -42,6 +44,7 @@ class QuickRunTest {
             new String[] {"run", "--no-such-option", "job", "--", "true"},
             new String[] {"run", "--on-lost", "explode", "job", "--", "true"},
             new String[] {"run", "--lease", "soon", "job", "--", "true"},
+            new String[] {"run", "--max-time", "later", "job", "--", "true"},
             new String[] {"run", "--", "job", "true"},
             new String[] {"run", "@args", "true"},
             new String[] {"status", "job", "x"},
@@ -75,7 +78,8 @@ class QuickRunTest {
     @Test
     void knowsEveryOptionOfRun() {
         Set<String> known = Set.of("-b", "--backend", "-w", "--wait", "-n", "--nonblock", "-s", "--shared", "-E",
-                "--conflict-exit-code", "--debug", "-h", "--help", "-V", "--version", "--lease", "--kill-after", "--on-lost");
+                "--conflict-exit-code", "--debug", "-h", "--help", "-V", "--version", "--lease", "--kill-after", "--on-lost",
+                "--max-time");
         CommandLine run = KanukiCli.commandLine().getSubcommands().get("run");
         for (CommandLine.Model.OptionSpec option : run.getCommandSpec().options()) {
             for (String name : option.names()) {

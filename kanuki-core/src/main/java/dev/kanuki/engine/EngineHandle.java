@@ -2,10 +2,14 @@ package dev.kanuki.engine;
 
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockLostException;
+import dev.kanuki.spi.Durations;
 import dev.kanuki.spi.Grant;
 import dev.kanuki.spi.SafeNames;
+import java.time.Duration;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,12 +35,55 @@ final class EngineHandle implements LockHandle {
     volatile long lastConfirmedNanos = System.nanoTime();
     /** Why the last renewal failed, when it did (cleared by a confirmed one): named when the lease runs out. */
     volatile RuntimeException lastRenewalFailure;
+    /** The end of a maximum hold, when the lock has one; cancelled by close. */
+    private volatile ScheduledFuture<?> holdLimit;
+    /** The thread a passed maximum hold interrupts (set by the acquiring thread, when asked for). */
+    private volatile Thread holder;
+    /** Why the engine closed this handle itself (a passed maximum hold): what verify() says after it. */
+    private volatile LockLostException closedByEngine;
 
     EngineHandle(Gate gate, EngineLock lock, Grant grant, Gate.SharedGrant shared) {
         this.gate = gate;
         this.lock = lock;
         this.grant = grant;
         this.shared = shared;
+        if (lock.maxHoldNanos > 0) {
+            startHoldLimit(lock.maxHoldNanos);
+        }
+    }
+
+    /** The timer only schedules: the release, a backend call, runs on a worker. */
+    private void startHoldLimit(long nanos) {
+        holdLimit = EngineExecutors.timer().schedule(
+                () -> EngineExecutors.workers().execute(this::maxHoldPassed), nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** Names the thread to interrupt when the maximum hold passes. */
+    void heldBy(Thread thread) {
+        holder = thread;
+        if (closedByEngine != null) {
+            thread.interrupt(); // the maximum hold passed before the acquiring thread got here
+        }
+    }
+
+    /**
+     * The maximum hold passed: the handle is lost (no more renewals, {@code lost()} completes),
+     * the holding thread is interrupted when asked for, and the lock is released.
+     */
+    private void maxHoldPassed() {
+        if (state.get() == CLOSED) {
+            return;
+        }
+        LockLostException reason = new LockLostException(lock.name, "its maximum hold of "
+                + Durations.format(Duration.ofNanos(lock.maxHoldNanos)) + " passed; kanuki released it", null);
+        closedByEngine = reason;
+        markLost(reason);
+        closeNow(() -> {
+            Thread t = holder;
+            if (lock.interruptHolder && t != null) {
+                t.interrupt(); // only when this call closed the handle: its holder had not let go yet
+            }
+        });
     }
 
     @Override
@@ -58,7 +105,8 @@ final class EngineHandle implements LockHandle {
     public void verify() {
         int s = state.get();
         if (s == CLOSED) {
-            throw new LockLostException(lock.name, "the handle was closed", null);
+            LockLostException byEngine = closedByEngine;
+            throw byEngine != null ? byEngine : new LockLostException(lock.name, "the handle was closed", null);
         }
         if (s == LOST) {
             throw lostReason;
@@ -107,6 +155,15 @@ final class EngineHandle implements LockHandle {
 
     @Override
     public void close() {
+        closeNow(null);
+    }
+
+    /**
+     * Closes the handle once, whoever asks first.
+     *
+     * @param beforeRelease run after this call closed the handle, before the backend release; may be null
+     */
+    private void closeNow(Runnable beforeRelease) {
         EngineLockProvider provider = lock.provider;
         // Counted before the state changes: a provider close that finds this handle already
         // closed by another thread then waits for that thread's release before closing the backend.
@@ -114,7 +171,14 @@ final class EngineHandle implements LockHandle {
         int s = state.get();
         while (s != CLOSED) {
             if (state.compareAndSet(s, CLOSED)) {
+                ScheduledFuture<?> limit = holdLimit;
+                if (limit != null) {
+                    limit.cancel(false);
+                }
                 provider.untrack(this);
+                if (beforeRelease != null) {
+                    beforeRelease.run();
+                }
                 gate.release(this); // ends the backend work once the backend released
                 return;
             }

@@ -26,14 +26,34 @@ final class EngineLock implements DistributedSemaphore {
     final LockMode mode;
     private final int permits;
     private final String gateKey;
+    /** The maximum hold of each acquisition in nanoseconds; 0 for none. */
+    final long maxHoldNanos;
+    /** Whether a passed maximum hold interrupts the thread that acquired. */
+    final boolean interruptHolder;
 
     EngineLock(EngineLockProvider provider, String name, LockMode mode, int permits) {
+        this(provider, name, mode, permits, 0, false);
+    }
+
+    private EngineLock(EngineLockProvider provider, String name, LockMode mode, int permits, long maxHoldNanos,
+                       boolean interruptHolder) {
         this.provider = provider;
         this.name = name;
         this.mode = mode;
         this.permits = permits;
         String namespace = mode == LockMode.PERMIT ? "\u0000S\u0000" : "\u0000L\u0000";
         this.gateKey = provider.scope + namespace + name;
+        this.maxHoldNanos = maxHoldNanos;
+        this.interruptHolder = interruptHolder;
+    }
+
+    @Override
+    public DistributedSemaphore withMaxHold(Duration maxHold, boolean interruptHolder) {
+        if (maxHold.isZero() || maxHold.isNegative()) {
+            throw new IllegalArgumentException("the maximum hold must be more than zero, got " + maxHold);
+        }
+        long nanos = maxHold.compareTo(Duration.ofDays(365 * 100)) > 0 ? Long.MAX_VALUE / 4 : maxHold.toNanos();
+        return new EngineLock(provider, name, mode, permits, nanos, interruptHolder);
     }
 
     @Override
@@ -55,12 +75,20 @@ final class EngineLock implements DistributedSemaphore {
     public Optional<LockHandle> tryAcquire(Duration timeout) {
         Waiter w = start(timeout, false);
         LockHandle handle = awaitHandle(w, true);
-        return Optional.ofNullable(handle);
+        return Optional.ofNullable(heldByThisThread(handle));
     }
 
     @Override
     public LockHandle acquire(Duration timeout) {
-        return awaitHandle(start(timeout, true), false);
+        return heldByThisThread(awaitHandle(start(timeout, true), false));
+    }
+
+    /** Names the calling thread as the holder a passed maximum hold interrupts, when asked to. */
+    private LockHandle heldByThisThread(LockHandle handle) {
+        if (interruptHolder && handle instanceof EngineHandle engineHandle) {
+            engineHandle.heldBy(Thread.currentThread());
+        }
+        return handle;
     }
 
     @Override

@@ -84,6 +84,12 @@ public final class EngineLockProvider implements LockProvider {
         LockUri parsed = LockUri.parse(uri);
         EngineOptions options = EngineOptions.of(parsed);
         LockBackend backend = BackendRegistry.forScheme(parsed.scheme()).create(parsed);
+        try {
+            checkKeepStale(parsed, backend);
+        } catch (RuntimeException e) {
+            backend.close();
+            throw e;
+        }
         return register(new EngineLockProvider(uri, backend, options));
     }
 
@@ -99,11 +105,40 @@ public final class EngineLockProvider implements LockProvider {
      */
     public static LockProvider open(String description, LockBackend backend) {
         try {
-            EngineOptions options = EngineOptions.of(LockUri.parse(description));
+            LockUri parsed = LockUri.parse(description);
+            EngineOptions options = EngineOptions.of(parsed);
+            checkKeepStale(parsed, backend);
             return register(new EngineLockProvider(description, backend, options));
         } catch (RuntimeException | Error e) {
             backend.close();
             throw e;
+        }
+    }
+
+    /**
+     * {@code keepStale=true} asks the backend to leave stale locks for a person to inspect and
+     * break; a backend that cannot (its capabilities say so) refuses it here, rather than break
+     * them behind the user's back.
+     */
+    private static void checkKeepStale(LockUri parsed, LockBackend backend) {
+        String value = parsed.params().get("keepStale");
+        if (value == null || value.equals("false")) {
+            return;
+        }
+        if (!value.equals("true")) {
+            throw new IllegalArgumentException("keepStale=" + value + " in '" + parsed.redacted()
+                    + "' is not true or false");
+        }
+        Capabilities capabilities = backend.capabilities();
+        if (!capabilities.keepsStale()) {
+            String why = switch (capabilities.leaseKind()) {
+                case TTL -> "the store frees a lock whose lease ran out by itself";
+                case SESSION -> "a lock ends with its holder's session, so none is left stale";
+                default -> "its locks live in this JVM only";
+            };
+            throw new IllegalArgumentException("keepStale=true in '" + parsed.redacted() + "': this backend cannot "
+                    + "keep stale locks (" + why + "); use file: with strategy mkdir, symlink, rename or create, "
+                    + "or drop the option");
         }
     }
 

@@ -18,7 +18,7 @@ import java.util.TreeSet;
  */
 public final class LockUri {
     /** Options the engine itself reads from every URI. */
-    public static final Set<String> ENGINE_OPTIONS = Set.of("lease", "poll", "waitThreads");
+    public static final Set<String> ENGINE_OPTIONS = Set.of("lease", "poll", "waitThreads", "keepStale");
 
     private final String original;
     private final String scheme;

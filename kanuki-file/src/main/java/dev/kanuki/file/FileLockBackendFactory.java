@@ -39,6 +39,7 @@ public final class FileLockBackendFactory implements LockBackendFactory {
                     + "'; known: shared=group (trust the lock directory's group, see docs/backends/file.md)");
         }
         String strategy = uri.param("strategy").orElse("os");
+        boolean keepStale = uri.param("keepStale").map("true"::equals).orElse(false);
         if (!STRATEGIES.contains(strategy)) {
             throw new IllegalArgumentException("unknown file lock strategy '" + strategy + "' in '" + uri
                     + "'; known: " + String.join(", ", new java.util.TreeSet<>(STRATEGIES)));
@@ -57,10 +58,10 @@ public final class FileLockBackendFactory implements LockBackendFactory {
         Path prepared = LockDirectory.prepare(dir, isDefault, shared.equals("group"));
         return switch (strategy) {
             case "os" -> new OsLockBackend(prepared);
-            case "mkdir" -> new TtlFileLockBackend(prepared, new MkdirStrategy());
-            case "symlink" -> new TtlFileLockBackend(prepared, new SymlinkStrategy());
-            case "rename" -> new TtlFileLockBackend(prepared, new RenameStrategy());
-            case "create" -> new TtlFileLockBackend(prepared, new CreateStrategy());
+            case "mkdir" -> new TtlFileLockBackend(prepared, new MkdirStrategy(), keepStale);
+            case "symlink" -> new TtlFileLockBackend(prepared, new SymlinkStrategy(), keepStale);
+            case "rename" -> new TtlFileLockBackend(prepared, new RenameStrategy(), keepStale);
+            case "create" -> new TtlFileLockBackend(prepared, new CreateStrategy(), keepStale);
             case "queue" -> new QueueLockBackend(prepared);
             default -> throw new IllegalStateException(strategy);
         };

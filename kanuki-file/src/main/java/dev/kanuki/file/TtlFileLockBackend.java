@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
 final class TtlFileLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(TtlFileLockBackend.class);
     private static final Capabilities CAPABILITIES = Capabilities.builder(LeaseKind.TTL)
-            .crossProcess().semaphores().persistentFencing().ownerRecords().build();
+            .crossProcess().semaphores().persistentFencing().ownerRecords().keepsStale().build();
     /** A holder does not remove its entry when its lease has less than this left. */
     private static final long RELEASE_MARGIN_MS = 500;
     /** How long an unreadable entry must be unchanged before {@code break} or {@code prune} removes it. */
@@ -60,10 +60,17 @@ final class TtlFileLockBackend implements LockBackend {
     private final Path directory;
     private final EntryStrategy strategy;
     private final ConcurrentHashMap<String, String> stems = new ConcurrentHashMap<>();
+    /** {@code keepStale=true}: acquirers leave stale entries for a person to inspect and break. */
+    private final boolean keepStale;
 
     TtlFileLockBackend(Path directory, EntryStrategy strategy) {
+        this(directory, strategy, false);
+    }
+
+    TtlFileLockBackend(Path directory, EntryStrategy strategy, boolean keepStale) {
         this.directory = directory;
         this.strategy = strategy;
+        this.keepStale = keepStale;
     }
 
     /** A held ttl lock; its record changes at each renewal. */
@@ -115,11 +122,19 @@ final class TtlFileLockBackend implements LockBackend {
         }
         try {
             if (request.mode() == LockMode.PERMIT) {
+                KeptStale.Refusal keptStale = null;
                 for (int slot = 0; slot < request.permits(); slot++) {
-                    Optional<Grant> grant = attempt(stem(request.name(), "S" + slot), request);
-                    if (grant.isPresent()) {
-                        return grant;
+                    try {
+                        Optional<Grant> grant = attempt(stem(request.name(), "S" + slot), request);
+                        if (grant.isPresent()) {
+                            return grant;
+                        }
+                    } catch (KeptStale.Refusal e) {
+                        keptStale = e; // another permit may be free
                     }
+                }
+                if (keptStale != null) {
+                    throw keptStale;
                 }
                 return Optional.empty();
             }
@@ -178,6 +193,9 @@ final class TtlFileLockBackend implements LockBackend {
                 default:
                     if (!isStale(seen, leaseMillis)) {
                         return Optional.empty();
+                    }
+                    if (keepStale) {
+                        throw KeptStale.failure(directory, strategy.name(), request.name(), seen);
                     }
                     BreakResult broken = breakStale(stem, entry, seen, leaseMillis, BreakerLock.ttlFor(leaseMillis), false);
                     if (broken == BreakResult.CHANGED || broken == BreakResult.BUSY) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.awaitility.Awaitility.await;
 
@@ -13,6 +14,8 @@ import dev.kanuki.Capabilities;
 import dev.kanuki.DistributedLock;
 import dev.kanuki.DistributedReadWriteLock;
 import dev.kanuki.DistributedSemaphore;
+import dev.kanuki.FencedResource;
+import dev.kanuki.FencedWriteRefusedException;
 import dev.kanuki.LeaseKind;
 import dev.kanuki.LockBackendException;
 import dev.kanuki.LockException;
@@ -879,6 +882,124 @@ public abstract class LockProviderContract {
             try (LockHandle next = holderSide.lock(lockName).acquire(Duration.ofSeconds(30))) {
                 assertTrue(next.fencingToken() > token, "the next holder's fencing token (" + next.fencingToken()
                         + ") is not above the lost holder's (" + token + ")");
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ maximum hold
+
+    /** A maximum hold long enough for any backend to grant and renew, short enough to keep the suite quick. */
+    protected static final Duration MAX_HOLD = Duration.ofSeconds(1);
+
+    /**
+     * A holder past its maximum hold: lost() names it, isHeld() and verify() say so, the lock is
+     * released (another provider takes it at once, with a higher token), and a fenced write made
+     * with the old token after the new holder wrote is refused.
+     */
+    @Test
+    void aHolderPastItsMaximumHoldIsReleasedAndItsLateWriteRefused() throws Exception {
+        FencedResource<String> resource = FencedResource.inMemory("contract resource");
+        long before = System.nanoTime();
+        LockHandle held = provider.lock(lockName).withMaxHold(MAX_HOLD).acquire(Duration.ofSeconds(30));
+        try {
+            long token = held.fencingToken();
+            resource.write(held, "first");
+            LockLostException reason = held.lost().get(60, TimeUnit.SECONDS);
+            assertTrue(System.nanoTime() - before >= MAX_HOLD.toNanos(), "lost before its maximum hold passed");
+            assertEquals(lockName, reason.lockName());
+            assertTrue(reason.getMessage().contains("maximum hold of 1s passed"), reason.getMessage());
+            assertFalse(held.isHeld(), "isHeld() after the maximum hold");
+            LockLostException verified = assertThrows(LockLostException.class, held::verify);
+            assertTrue(verified.getMessage().contains("maximum hold"), verified.getMessage());
+            String otherUri = provider.uri().contains("***") ? uri(tempDir) : provider.uri();
+            try (LockProvider other = LockProvider.open(otherUri);
+                    LockHandle next = other.lock(lockName).acquire(Duration.ofSeconds(30))) {
+                assertTrue(next.fencingToken() > token, "the next holder's token " + next.fencingToken()
+                        + " is not above the expired holder's " + token);
+                resource.write(next, "second");
+                assertThrows(FencedWriteRefusedException.class, () -> resource.write(token, "late"),
+                        "a write with the expired holder's token was stored");
+                assertEquals("second", resource.read().orElseThrow().value());
+            }
+            held.close(); // already released: nothing happens
+            held.close();
+        } finally {
+            held.close();
+        }
+    }
+
+    /** With the opt-in, the thread holding past its maximum hold is interrupted; without it, the lock still frees. */
+    @Test
+    void aMaximumHoldCanInterruptTheHoldingThread() throws Exception {
+        DistributedLock lock = provider.lock(lockName).withMaxHold(MAX_HOLD, true);
+        CompletableFuture<String> outcome = new CompletableFuture<>();
+        Thread holder = new Thread(() -> {
+            try (LockHandle h = lock.acquire(Duration.ofSeconds(30))) {
+                try {
+                    Thread.sleep(TimeUnit.SECONDS.toMillis(110));
+                    outcome.complete("slept on while holding");
+                } catch (InterruptedException e) {
+                    outcome.complete(h.isHeld() ? "interrupted, still held" : "interrupted");
+                }
+            } catch (RuntimeException e) {
+                outcome.completeExceptionally(e);
+            }
+        }, "contract-max-hold-holder");
+        holder.setDaemon(true);
+        holder.start();
+        assertEquals("interrupted", outcome.get(100, TimeUnit.SECONDS));
+        try (LockHandle next = provider.lock(lockName).acquire(Duration.ofSeconds(30))) {
+            assertTrue(next.isHeld());
+        }
+        assertThrows(IllegalArgumentException.class, () -> provider.lock(lockName).withMaxHold(Duration.ZERO));
+    }
+
+    // ------------------------------------------------------------------ keepStale
+
+    private String keepingStale() {
+        String base = provider.uri().contains("***") ? uri(tempDir) : provider.uri();
+        return base + (base.contains("?") ? "&" : "?") + "keepStale=true";
+    }
+
+    /** A backend that cannot keep stale locks says so in its capabilities and refuses the option in one clear message. */
+    @Test
+    void keepStaleIsRefusedWhereStaleLocksCannotBeKept() {
+        assumeFalse(caps().keepsStale(), provider.uri() + " keeps stale locks");
+        String uri = keepingStale();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> LockProvider.open(uri).close());
+        assertTrue(e.getMessage().startsWith("keepStale=true in '") && e.getMessage().contains("cannot keep stale locks"),
+                e.getMessage());
+    }
+
+    /**
+     * Under keepStale=true the lock of a SIGKILLed holder is not broken: acquirers fail with one
+     * line naming the dead holder and the command that breaks it, status says STALE, and after
+     * a break the lock is taken as usual.
+     */
+    @Test
+    void aKilledHoldersLockIsKeptUnderKeepStaleUntilBroken() throws Exception {
+        assumeTrue(caps().keepsStale(), provider.uri() + " cannot keep stale locks");
+        assumeCrossProcess();
+        String uri = keepingStale();
+        try (LockProvider keeping = LockProvider.open(uri)) {
+            HolderProcess holder = HolderProcess.start(uri, lockName, "exclusive", tempDir.resolve("holder.err"));
+            long pid = holder.pid();
+            assertTrue(keeping.lock(lockName).tryAcquire().isEmpty(), "a live holder's lock must read as busy");
+            holder.kill(); // SIGKILL: no release
+            LockBackendException refused = assertThrows(LockBackendException.class,
+                    () -> keeping.lock(lockName).tryAcquire(Duration.ofSeconds(60)).ifPresent(LockHandle::close),
+                    "the stale lock was broken or waited out");
+            String message = refused.getMessage();
+            assertFalse(message.contains("\n"), message);
+            assertTrue(message.contains("'" + lockName + "' is stale and kept") && message.contains("pid " + pid + " on ")
+                    && message.contains(" since ") && message.contains("kanuki break -b "), message);
+            LockStatus status = keeping.status(lockName);
+            assertEquals(LockStatus.State.STALE, status.state());
+            assertEquals(pid, status.owner().orElseThrow().pid());
+            assertThrows(LockBackendException.class, () -> keeping.lock(lockName).tryAcquire(), "kept only once");
+            keeping.breakLock(lockName, false);
+            try (LockHandle next = keeping.lock(lockName).acquire(Duration.ofSeconds(30))) {
+                assertTrue(next.fencingToken() > holder.token(), "fencing token did not increase after the break");
             }
         }
     }
