@@ -23,7 +23,8 @@ import java.util.Locale;
  * provider and a new raw connection), with ratios taken within each round and then the
  * median. {@link SqlBench} gives each benchmark its own fork and freshly started server, which on
  * a shared machine meets the other load at different moments; interleaving puts every pair
- * under the same load. Not JMH: the first rounds include warm-up, so they are dropped.
+ * under the same load. Not JMH: the first rounds include warm-up, so they are dropped: at least
+ * {@value #WARM_ROUNDS}, then until kanukiTry / bare settles ({@link WarmUp}).
  *
  * <pre>
  * java -cp kanuki-bench/target/benchmarks.jar dev.kanuki.bench.SqlInterleaved [postgres|mariadb]…
@@ -100,7 +101,8 @@ public final class SqlInterleaved {
     private static void run(String db, PairFactory pairs) throws Exception {
         String[] names = {"kanukiTry", "bare", "kanuki", "sameAwait", "kanukiFenced", "sameFenced"};
         List<double[]> rounds = new ArrayList<>();
-        for (int round = 0; round < WARM_ROUNDS + ROUNDS; round++) {
+        WarmUp warmUp = new WarmUp(db + " kanukiTry/bare", WARM_ROUNDS);
+        while (rounds.size() < ROUNDS) {
             try (Pair pair = pairs.open()) {
                 DistributedLock lock = pair.provider().lock("bench");
                 Op[] ops = {() -> lock.tryAcquire().orElseThrow().close(), pair.bare(),
@@ -124,7 +126,9 @@ public final class SqlInterleaved {
                     }
                     micros[k] = (System.nanoTime() - start) / 1e3 / OPS;
                 }
-                if (round >= WARM_ROUNDS) {
+                if (warmUp.warming()) {
+                    warmUp.offer(micros[0] / micros[1]);
+                } else {
                     rounds.add(micros);
                 }
             }
