@@ -21,7 +21,7 @@ final class WarmUp {
     /** How many consecutive warm-up rounds' ratios must agree. */
     static final int SETTLED_ROUNDS = 3;
     /** How far apart they may be, largest / smallest − 1, in per cent. */
-    static final int TOLERANCE_PERCENT = 10;
+    static final int TOLERANCE_PERCENT = 5;
     /** Warm-up rounds after which the rule gives up. */
     static final int MAX_ROUNDS = 20;
 

@@ -34,11 +34,11 @@ class WarmUpTest {
     void ratiosJustOutsideTheToleranceDoNotSettle() {
         WarmUp warmUp = new WarmUp("test", 1);
         warmUp.offer(1.00);
-        warmUp.offer(1.11);
+        warmUp.offer(1.06);
+        warmUp.offer(1.03);
+        assertTrue(warmUp.warming(), "1.00 and 1.06 are 6 % apart");
         warmUp.offer(1.05);
-        assertTrue(warmUp.warming(), "1.00 and 1.11 are 11 % apart");
-        warmUp.offer(1.10);
-        assertFalse(warmUp.warming(), "1.11, 1.05, 1.10 are within 10 %");
+        assertFalse(warmUp.warming(), "1.06, 1.03, 1.05 are within 5 %");
     }
 
     @Test
