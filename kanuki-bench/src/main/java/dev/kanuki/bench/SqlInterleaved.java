@@ -13,13 +13,14 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
 /**
  * {@link SqlBench}'s PostgreSQL and MariaDB pairs again, but in <em>one</em> JVM on <em>one</em>
  * server, in interleaved blocks (kanuki try, bare, kanuki acquire, same statements await, kanuki
- * try + fencing token, same statements fenced; 1 000 ops each; repeated, each round on a new
+ * try + fencing token, same statements fenced; 1 000 ops each a round, in turns of {@value #BLOCK}; each round on a new
  * provider and a new raw connection), with ratios taken within each round and then the
  * median. {@link SqlBench} gives each benchmark its own fork and freshly started server, which on
  * a shared machine meets the other load at different moments; interleaving puts every pair
@@ -32,6 +33,8 @@ import java.util.Locale;
  */
 public final class SqlInterleaved {
     private static final int OPS = 1000;
+    /** Ops of one side before the next side's turn (1000 in a row let one burst of load decide a round's ratio). */
+    private static final int BLOCK = 20;
     private static final int WARM_ROUNDS = 2;
     private static final int ROUNDS = 10;
 
@@ -118,14 +121,18 @@ public final class SqlInterleaved {
                         op.run(); // the new connections' statements get prepared, the name's tokens turn eager
                     }
                 }
-                double[] micros = new double[ops.length];
-                for (int k = 0; k < ops.length; k++) {
-                    long start = System.nanoTime();
-                    for (int i = 0; i < OPS; i++) {
-                        ops[k].run();
+                // the sides take turns in blocks of BLOCK ops, so a burst of other load falls on all of them
+                long[] nanos = new long[ops.length];
+                for (int b = 0; b < OPS / BLOCK; b++) {
+                    for (int k = 0; k < ops.length; k++) {
+                        long start = System.nanoTime();
+                        for (int i = 0; i < BLOCK; i++) {
+                            ops[k].run();
+                        }
+                        nanos[k] += System.nanoTime() - start;
                     }
-                    micros[k] = (System.nanoTime() - start) / 1e3 / OPS;
                 }
+                double[] micros = Arrays.stream(nanos).mapToDouble(n -> n / 1e3 / OPS).toArray();
                 if (warmUp.warming()) {
                     warmUp.offer(micros[0] / micros[1]);
                 } else {
