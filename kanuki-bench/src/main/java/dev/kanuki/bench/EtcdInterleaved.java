@@ -49,13 +49,13 @@ public final class EtcdInterleaved {
      */
     public static void main(String[] args) throws Exception {
         try (EtcdServer server = EtcdServer.start()) {
-            run(server, InterleavedRounds.rounds(args), InterleavedRounds.BLOCK, InterleavedRounds.BLOCKS).print("etcd acquire+release", "kanuki", "raw", "kanukiTry", "raw",
+            run(server, InterleavedRounds.WARM_ROUNDS, InterleavedRounds.rounds(args), InterleavedRounds.BLOCK, InterleavedRounds.BLOCKS).print("etcd acquire+release", "kanuki", "raw", "kanukiTry", "raw",
                     "same", "raw", "kanuki", "same");
         }
     }
 
-    /** Runs the rounds (the smoke test runs a few tiny ones). */
-    static InterleavedRounds.Results run(EtcdServer server, int rounds, int block, int blocks) throws Exception {
+    /** Runs the rounds after at least {@code warm} warm-up rounds (the smoke test runs one tiny round, no warm-up). */
+    static InterleavedRounds.Results run(EtcdServer server, int warm, int rounds, int block, int blocks) throws Exception {
         ByteSequence rawKey = bytes("kanuki-bench/raw");
         ByteSequence sameKey = bytes("kanuki-bench/same");
         ByteSequence record = ByteSequence.from(ZooKeeperByHand.RECORD);
@@ -91,7 +91,7 @@ public final class EtcdInterleaved {
                     provider.close();
                 }
             });
-        }, InterleavedRounds.WARM_ROUNDS, rounds, block, blocks);
+        }, warm, rounds, block, blocks);
     }
 
     private static void check(TxnResponse r) {

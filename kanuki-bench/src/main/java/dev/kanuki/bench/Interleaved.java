@@ -9,7 +9,10 @@ import java.util.List;
  * {@link MemcachedInterleaved}): kanuki and the by-hand sides take turns in one JVM, in short
  * blocks of operations, so that the machine's other load (heavy and bursty on a shared VM) falls
  * on every side alike. Each round gives every side's mean µs/op; ratios are taken within a round,
- * then the median over rounds. The first rounds are warm-up and are dropped.
+ * then the median over rounds. The first rounds are warm-up and are dropped: at least the
+ * benchmark's minimum, then until the measuring thread's CPU time of side 0 / side 1 (kanuki / its
+ * baseline) settles ({@link WarmUp}): the CPU ratio shows the JIT's progress, while the wall-clock
+ * ratio of a round of microsecond operations swings by 2–10× with the machine's other load.
  */
 final class Interleaved {
     private Interleaved() {
@@ -35,8 +38,9 @@ final class Interleaved {
     }
 
     /**
-     * Runs {@code warmRounds + rounds} rounds; in each, {@code blocks} times, each side runs
-     * {@code block} operations in turn.
+     * Runs warm-up rounds ({@link WarmUp}: at least {@code warmRounds}, until the CPU ratio side 0 /
+     * side 1 settles; none if 0), then {@code rounds} rounds; in each, {@code blocks} times, each side
+     * runs {@code block} operations in turn.
      *
      * @return per measured round, each side's mean µs per operation
      */
@@ -58,7 +62,8 @@ final class Interleaved {
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         List<double[]> wall = new ArrayList<>();
         List<double[]> cpu = new ArrayList<>();
-        for (int round = 0; round < warmRounds + rounds; round++) {
+        WarmUp warmUp = new WarmUp("CPU side 0 / side 1", warmRounds);
+        for (int round = 0; wall.size() < rounds; round++) {
             try (Round r = setup.open(round)) {
                 Op[] ops = r.ops();
                 long[] nanos = new long[ops.length];
@@ -74,7 +79,9 @@ final class Interleaved {
                         cpuNanos[k] += threads.getCurrentThreadCpuTime() - cpuStart;
                     }
                 }
-                if (round >= warmRounds) {
+                if (warmUp.warming()) {
+                    warmUp.offer((double) cpuNanos[0] / cpuNanos[1]);
+                } else {
                     wall.add(perOp(nanos, (double) block * blocks));
                     cpu.add(perOp(cpuNanos, (double) block * blocks));
                 }

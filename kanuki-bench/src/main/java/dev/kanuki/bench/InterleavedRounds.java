@@ -9,10 +9,11 @@ import java.util.Locale;
  * Runs several sides (kanuki and the baselines it is compared with) in one JVM, taking turns in
  * short blocks, round after round, so the machine's other load falls on every side alike; each
  * round opens its sides anew (new providers, new connections) and closes them after. The first
- * rounds are warm-up and are dropped; ratios are taken within each round, then the median.
+ * rounds are warm-up and are dropped (at least {@link #WARM_ROUNDS}, then until kanuki / raw
+ * settles, {@link WarmUp}); ratios are taken within each round, then the median.
  */
 final class InterleavedRounds {
-    /** Warm-up rounds, dropped. */
+    /** Warm-up rounds at least, dropped ({@link WarmUp} decides how many more). */
     static final int WARM_ROUNDS = 3;
     /** Operations per block, for operations of a millisecond or so (a server's write). */
     static final int BLOCK = 2;
@@ -94,13 +95,15 @@ final class InterleavedRounds {
     }
 
     /**
-     * Runs {@code warm + rounds} rounds; in each, every side runs {@code block} operations in turn,
-     * {@code blocks} times.
+     * Runs warm-up rounds (at least {@code warm}, until the sides named "kanuki" / "raw" settle,
+     * {@link WarmUp}; none if 0), then {@code rounds} rounds; in each, every side runs
+     * {@code block} operations in turn, {@code blocks} times.
      */
     static Results run(RoundFactory factory, int warm, int rounds, int block, int blocks) throws Exception {
         List<String> names = null;
         List<double[]> measured = new ArrayList<>();
-        for (int round = 0; round < warm + rounds; round++) {
+        WarmUp warmUp = new WarmUp("kanuki/raw", warm);
+        while (measured.size() < rounds) {
             try (Round r = factory.open()) {
                 List<Side> sides = r.sides();
                 names = sides.stream().map(Side::name).toList();
@@ -115,7 +118,9 @@ final class InterleavedRounds {
                         nanos[k] += System.nanoTime() - start;
                     }
                 }
-                if (round >= warm) {
+                if (warmUp.warming()) {
+                    warmUp.offer((double) nanos[names.indexOf("kanuki")] / nanos[names.indexOf("raw")]);
+                } else {
                     measured.add(Arrays.stream(nanos).mapToDouble(n -> n / 1e3 / ((double) block * blocks)).toArray());
                 }
             }

@@ -182,8 +182,12 @@ public final class ManyWaitersBench {
         };
     }
 
+    /**
+     * The holder process writes its errors to this JVM's stderr stream, inherited: handing it
+     * {@code /dev/stderr} by path made it reopen (and, for a file, truncate) this JVM's own output.
+     */
     private static Holder processHolder(String uri, String prefix, int count) throws IOException {
-        ManyLocksHolder holder = ManyLocksHolder.start(uri, prefix, count, Path.of("/dev/stderr"));
+        ManyLocksHolder holder = ManyLocksHolder.startInheritingStderr(uri, prefix, count);
         return new Holder() {
             @Override
             public void release() throws IOException {

@@ -33,7 +33,8 @@ import java.util.Locale;
  * its median operation, and its mean is printed too (bursts of other load, and garbage
  * collection, land on a few operations, which move a mean far more than the median). Ratios are
  * taken within each round, then the median over rounds. Not JMH: the first rounds are warm-up
- * and are dropped. Target: kanuki ≤ 1.2× raw.
+ * and are dropped, at least {@value #WARM_ROUNDS}, then until kanuki / raw settles ({@link WarmUp}).
+ * Target: kanuki ≤ 1.2× raw.
  *
  * <pre>
  * java -cp kanuki-bench/target/benchmarks.jar dev.kanuki.bench.MemcachedInterleaved [ROUNDS]
@@ -42,7 +43,12 @@ import java.util.Locale;
 public final class MemcachedInterleaved {
     private static final int BLOCK = 10;
     private static final int BLOCKS = 200;
-    private static final int WARM_ROUNDS = 2;
+    /**
+     * At least this many warm-up rounds: in three runs at load ~20 the per-round ratio kanuki / raw
+     * stayed at 1.11–1.21 for seven rounds, steady enough to pass {@link WarmUp}'s test, then
+     * stepped down to 1.05–1.08 at the eighth (about 16,000 operations of each side) and stayed.
+     */
+    private static final int WARM_ROUNDS = 8;
     private static final Duration LEASE = Duration.ofSeconds(30);
     /** The sides, in the order of a round's columns. */
     static final String[] SIDES = {"kanuki", "raw", "same", "kanukiToken", "backend"};
@@ -59,23 +65,25 @@ public final class MemcachedInterleaved {
         // one worker thread: every connection is served by the same thread, so no side gets a
         // luckier thread (memcached hands connections to its threads in turn)
         try (MemcachedServer server = MemcachedServer.start(MemcachedServer.DEFAULT_MEGABYTES, false, List.of("-t", "1"))) {
-            run(server, rounds);
+            run(server, WARM_ROUNDS, rounds);
         }
     }
 
     /**
-     * Runs the warm-up and {@code rounds} measured rounds and prints medians and ratios.
+     * Runs the warm-up (at least {@code warm} rounds, until kanuki / raw settles; none if 0) and
+     * {@code rounds} measured rounds, and prints medians and ratios.
      *
      * @return the measured rounds: per side the median µs of one operation, then per side the mean
      */
-    static List<double[]> run(MemcachedServer server, int rounds) throws Exception {
+    static List<double[]> run(MemcachedServer server, int warm, int rounds) throws Exception {
         // an owner record of kanuki's size: id, host, pid, time, name
         byte[] record = ("0123456789abcdef0123456789abcdef\thost.example\t12345\t1795416091000\tbench")
                 .getBytes(StandardCharsets.UTF_8);
         String rawKey = "kanuki.lock.0123456789abcdef0123456789abcdef";
         String sameKey = "kanuki.lock.1123456789abcdef0123456789abcdef";
         List<double[]> results = new ArrayList<>();
-        for (int round = 0; round < WARM_ROUNDS + rounds; round++) {
+        WarmUp warmUp = new WarmUp("memcached kanuki/raw", warm);
+        while (results.size() < rounds) {
             // one round: a new provider, a new backend and new raw connections
             try (LockProvider provider = LockProvider.open(server.kanukiUri());
                  LockBackend backend = BackendRegistry.forScheme("memcached").create(LockUri.parse(server.kanukiUri()));
@@ -98,7 +106,9 @@ public final class MemcachedInterleaved {
                     },
                 };
                 double[] micros = Interleaved.perOperation(ops, BLOCKS, BLOCK);
-                if (round >= WARM_ROUNDS) {
+                if (warmUp.warming()) {
+                    warmUp.offer(micros[0] / micros[1]);
+                } else {
                     results.add(micros);
                 }
             }

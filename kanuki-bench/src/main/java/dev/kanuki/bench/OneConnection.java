@@ -9,15 +9,20 @@ import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
- * A DataSource that lends one physical connection over and over, ignoring {@code close()} and
- * {@code abort()}: kanuki (through {@code JdbcLocks.provider}) and the raw statements of
+ * A DataSource that lends one physical connection over and over, like a pool of one: {@code close()}
+ * and {@code abort()} hand it back (the physical connection stays open), and while it is lent,
+ * asking for another fails. kanuki (through {@code JdbcLocks.provider}) and the raw statements of
  * {@link SqlByHand} then take turns on the very same socket and server process, so a comparison
  * between them is not a comparison of two connections' luck (which vCPU each server process
- * runs on moves a loopback round trip by a third here). Single-threaded use only.
+ * runs on moves a loopback round trip by a third here). Single-threaded use only, apart from
+ * kanuki's check that connections keep one server session: it asks for a second connection from
+ * another thread, and must be refused one (as a real pool of one would make it wait) rather than
+ * be lent the same session, which the check rightly takes for a pooler in transaction mode.
  */
 final class OneConnection implements DataSource {
     private final Connection physical;
     private final Connection lent;
+    private final java.util.concurrent.atomic.AtomicBoolean out = new java.util.concurrent.atomic.AtomicBoolean();
 
     OneConnection(Connection physical) {
         this.physical = physical;
@@ -25,7 +30,8 @@ final class OneConnection implements DataSource {
                 (proxy, method, args) -> {
                     switch (method.getName()) {
                         case "close", "abort" -> {
-                            return null; // the benchmark closes the physical connection itself
+                            out.set(false); // handed back; the benchmark closes the physical connection itself
+                            return null;
                         }
                         default -> {
                             try {
@@ -44,13 +50,16 @@ final class OneConnection implements DataSource {
     }
 
     @Override
-    public Connection getConnection() {
+    public Connection getConnection() throws java.sql.SQLException {
+        if (!out.compareAndSet(false, true)) {
+            throw new java.sql.SQLException("the one connection is lent already (a pool of one)");
+        }
         return lent;
     }
 
     @Override
-    public Connection getConnection(String username, String password) {
-        return lent;
+    public Connection getConnection(String username, String password) throws java.sql.SQLException {
+        return getConnection();
     }
 
     @Override

@@ -27,7 +27,8 @@ import java.util.Locale;
  * <p>Interleaved: each round runs {@value #BLOCKS} blocks, each of {@value #STEPS} ring steps of
  * every implementation in turn, and times every step (one step = two handoffs, so a handoff is
  * a step's time / 2). A round's p50 and p99 per implementation, ratios within the round, then
- * the median over rounds. The first {@value #WARM_ROUNDS} rounds are warm-up and are dropped.
+ * the median over rounds. The first rounds are warm-up and are dropped: at least {@value #WARM_ROUNDS}, then until p50
+ * kanuki / raw settles ({@link WarmUp}).
  * Targets: kanuki ≤ 1.5× raw and ≤ 0.5× Redisson.
  *
  * <pre>
@@ -64,7 +65,8 @@ public final class RedisHandoffBench {
     }
 
     /**
-     * Opens the three pairs, runs {@code WARM_ROUNDS + rounds} rounds and prints the medians and
+     * Opens the three pairs, runs the warm-up (at least {@code WARM_ROUNDS} rounds, until p50
+     * kanuki / raw settles, {@link WarmUp}) and {@code rounds} rounds, and prints the medians and
      * ratios.
      *
      * @return the measured rounds: µs per handoff, p50 of each implementation, then p99 of each
@@ -83,7 +85,8 @@ public final class RedisHandoffBench {
                 pairs.add(opened[k]);
             }
             pairs = List.of(opened);
-            for (int round = 0; round < WARM_ROUNDS + rounds; round++) {
+            WarmUp warmUp = new WarmUp("redis handoff p50 kanuki/raw", WARM_ROUNDS);
+            for (int round = 0; results.size() < rounds; round++) {
                 long[][] nanos = new long[pairs.size()][STEPS * blocks];
                 for (int b = 0; b < blocks; b++) {
                     for (int k = 0; k < pairs.size(); k++) {
@@ -103,12 +106,15 @@ public final class RedisHandoffBench {
                     micros[k] = Rounds.percentile(nanos[k], 50) / 1e3;
                     micros[pairs.size() + k] = Rounds.percentile(nanos[k], 99) / 1e3;
                 }
-                if (round >= WARM_ROUNDS) {
+                boolean warming = warmUp.warming();
+                if (warming) {
+                    warmUp.offer(micros[0] / micros[1]);
+                } else {
                     results.add(micros);
                 }
                 if (VERBOSE) {
                     System.out.printf(Locale.ROOT, "  round %d%s: p50 kanuki %.0f raw %.0f redisson %.0f µs%n", round + 1,
-                            round < WARM_ROUNDS ? " (warm-up)" : "", micros[0], micros[1], micros[2]);
+                            warming ? " (warm-up)" : "", micros[0], micros[1], micros[2]);
                 }
             }
         } finally {

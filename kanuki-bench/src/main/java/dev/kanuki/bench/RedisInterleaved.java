@@ -39,7 +39,8 @@ import org.redisson.config.Config;
  * falls on all sides alike. Every operation is timed; a round's figure for a side is its median
  * operation (the machine's bursts of other load land on a few operations, which move a mean far
  * more than the median); ratios are taken within each round, then the median over rounds. Not JMH: the
- * first {@value #WARM_ROUNDS} rounds are warm-up and are dropped. Targets: kanuki ≤ 1.2× raw,
+ * first rounds are warm-up and are dropped: at least {@value #WARM_ROUNDS}, then until kanukiTry / raw
+ * settles ({@link WarmUp}). Targets: kanuki ≤ 1.2× raw,
  * ≈ 0.75× Redisson.
  *
  * <pre>
@@ -76,8 +77,8 @@ public final class RedisInterleaved {
     }
 
     /**
-     * Runs {@code warmRounds + rounds} rounds of {@code blocks} blocks per side and prints the
-     * medians and ratios of the last {@code rounds}.
+     * Runs warm-up rounds (at least {@code warmRounds}, until kanukiTry / raw settles; none if 0),
+     * then {@code rounds} rounds of {@code blocks} blocks per side, and prints their medians and ratios.
      *
      * @return the measured rounds, µs per acquire+release, one column per {@link #SIDES side}
      */
@@ -88,7 +89,8 @@ public final class RedisInterleaved {
         String tag = "kanuki:{" + Base64.getUrlEncoder().withoutPadding().encodeToString(
                 MessageDigest.getInstance("SHA-256").digest("bench-same".getBytes(StandardCharsets.UTF_8))) + "}";
         String record = "0123456789abcdef0123456789abcdef\thost.example\t12345\t1795416091000\tbench-same#";
-        for (int round = 0; round < warmRounds + rounds; round++) {
+        WarmUp warmUp = new WarmUp("redis kanukiTry/raw", warmRounds);
+        while (results.size() < rounds) {
             RedissonClient redisson = redisson(uri);
             LockBackend backend = BackendRegistry.forScheme("redis").create(LockUri.parse(uri));
             try (LockProvider provider = LockProvider.open(uri);
@@ -120,7 +122,9 @@ public final class RedisInterleaved {
                     },
                 };
                 double[] micros = Interleaved.perOperation(ops, blocks, BLOCK);
-                if (round >= warmRounds) {
+                if (warmUp.warming()) {
+                    warmUp.offer(micros[0] / micros[3]);
+                } else {
                     results.add(micros);
                 }
             } finally {

@@ -13,17 +13,19 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
 /**
  * {@link SqlBench}'s PostgreSQL and MariaDB pairs again, but in <em>one</em> JVM on <em>one</em>
  * server, in interleaved blocks (kanuki try, bare, kanuki acquire, same statements await, kanuki
- * try + fencing token, same statements fenced; 1 000 ops each; repeated, each round on a new
+ * try + fencing token, same statements fenced; 1 000 ops each a round, in turns of {@value #BLOCK}; each round on a new
  * provider and a new raw connection), with ratios taken within each round and then the
  * median. {@link SqlBench} gives each benchmark its own fork and freshly started server, which on
  * a shared machine meets the other load at different moments; interleaving puts every pair
- * under the same load. Not JMH: the first rounds include warm-up, so they are dropped.
+ * under the same load. Not JMH: the first rounds include warm-up, so they are dropped: at least
+ * {@value #WARM_ROUNDS}, then until kanukiTry / bare settles ({@link WarmUp}).
  *
  * <pre>
  * java -cp kanuki-bench/target/benchmarks.jar dev.kanuki.bench.SqlInterleaved [postgres|mariadb]…
@@ -31,6 +33,8 @@ import java.util.Locale;
  */
 public final class SqlInterleaved {
     private static final int OPS = 1000;
+    /** Ops of one side before the next side's turn (1000 in a row let one burst of load decide a round's ratio). */
+    private static final int BLOCK = 20;
     private static final int WARM_ROUNDS = 2;
     private static final int ROUNDS = 10;
 
@@ -100,7 +104,8 @@ public final class SqlInterleaved {
     private static void run(String db, PairFactory pairs) throws Exception {
         String[] names = {"kanukiTry", "bare", "kanuki", "sameAwait", "kanukiFenced", "sameFenced"};
         List<double[]> rounds = new ArrayList<>();
-        for (int round = 0; round < WARM_ROUNDS + ROUNDS; round++) {
+        WarmUp warmUp = new WarmUp(db + " kanukiTry/bare", WARM_ROUNDS);
+        while (rounds.size() < ROUNDS) {
             try (Pair pair = pairs.open()) {
                 DistributedLock lock = pair.provider().lock("bench");
                 Op[] ops = {() -> lock.tryAcquire().orElseThrow().close(), pair.bare(),
@@ -116,15 +121,21 @@ public final class SqlInterleaved {
                         op.run(); // the new connections' statements get prepared, the name's tokens turn eager
                     }
                 }
-                double[] micros = new double[ops.length];
-                for (int k = 0; k < ops.length; k++) {
-                    long start = System.nanoTime();
-                    for (int i = 0; i < OPS; i++) {
-                        ops[k].run();
+                // the sides take turns in blocks of BLOCK ops, so a burst of other load falls on all of them
+                long[] nanos = new long[ops.length];
+                for (int b = 0; b < OPS / BLOCK; b++) {
+                    for (int k = 0; k < ops.length; k++) {
+                        long start = System.nanoTime();
+                        for (int i = 0; i < BLOCK; i++) {
+                            ops[k].run();
+                        }
+                        nanos[k] += System.nanoTime() - start;
                     }
-                    micros[k] = (System.nanoTime() - start) / 1e3 / OPS;
                 }
-                if (round >= WARM_ROUNDS) {
+                double[] micros = Arrays.stream(nanos).mapToDouble(n -> n / 1e3 / OPS).toArray();
+                if (warmUp.warming()) {
+                    warmUp.offer(micros[0] / micros[1]);
+                } else {
                     rounds.add(micros);
                 }
             }

@@ -81,7 +81,8 @@ public final class ZooKeeperHandoff {
                 pairs.put(kind.getKey(), HandoffPair.open(HandoffPair.PROCESSES_PREFIX + kind.getValue()));
                 samples.put(kind.getKey(), new ArrayList<>());
             }
-            for (int round = 0; round < WARM_ROUNDS + rounds; round++) {
+            WarmUp warmUp = new WarmUp("zookeeper handoff median kanuki/raw", WARM_ROUNDS);
+            while (samples.get("kanuki").size() < rounds) {
                 Map<String, double[]> thisRound = new LinkedHashMap<>();
                 pairs.keySet().forEach(side -> thisRound.put(side, new double[steps * blocks]));
                 for (int b = 0; b < blocks; b++) {
@@ -95,7 +96,9 @@ public final class ZooKeeperHandoff {
                         pair.getValue().checkPartner();
                     }
                 }
-                if (round >= WARM_ROUNDS) {
+                if (warmUp.warming()) {
+                    warmUp.offer(Rounds.median(thisRound.get("kanuki")) / Rounds.median(thisRound.get("raw")));
+                } else {
                     thisRound.forEach((side, s) -> samples.get(side).add(s));
                 }
             }

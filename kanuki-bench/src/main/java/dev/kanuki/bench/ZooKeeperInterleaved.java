@@ -42,13 +42,13 @@ public final class ZooKeeperInterleaved {
      */
     public static void main(String[] args) throws Exception {
         try (ZooKeeperServer server = ZooKeeperServer.start()) {
-            run(server, InterleavedRounds.rounds(args), InterleavedRounds.BLOCK, InterleavedRounds.BLOCKS).print("zookeeper acquire+release", "kanuki", "raw", "kanukiTry", "raw",
+            run(server, InterleavedRounds.WARM_ROUNDS, InterleavedRounds.rounds(args), InterleavedRounds.BLOCK, InterleavedRounds.BLOCKS).print("zookeeper acquire+release", "kanuki", "raw", "kanukiTry", "raw",
                     "kanuki", "curator", "raw", "curator", "curatorOps", "raw");
         }
     }
 
-    /** Runs the rounds (the smoke test runs a few tiny ones). */
-    static InterleavedRounds.Results run(ZooKeeperServer server, int rounds, int block, int blocks) throws Exception {
+    /** Runs the rounds after at least {@code warm} warm-up rounds (the smoke test runs one tiny round, no warm-up). */
+    static InterleavedRounds.Results run(ZooKeeperServer server, int warm, int rounds, int block, int blocks) throws Exception {
         // not the handoff ring's nodes: a partner JVM's may outlive it by a session timeout
         String rawPath = ZooKeeperByHand.rawPath("uncontended");
         String opsPath = rawPath + "-curator-ops";
@@ -80,6 +80,6 @@ public final class ZooKeeperInterleaved {
                     provider.close();
                 }
             });
-        }, InterleavedRounds.WARM_ROUNDS, rounds, block, blocks);
+        }, warm, rounds, block, blocks);
     }
 }

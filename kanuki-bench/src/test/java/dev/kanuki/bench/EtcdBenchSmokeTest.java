@@ -20,7 +20,7 @@ class EtcdBenchSmokeTest {
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
     void uncontendedSides() throws Exception {
         try (EtcdServer server = BenchServers.startOrSkip(EtcdServer::start)) {
-            InterleavedRounds.Results results = EtcdInterleaved.run(server, 1, 1, 2);
+            InterleavedRounds.Results results = EtcdInterleaved.run(server, 0, 1, 1, 2);
             assertEquals(List.of("kanuki", "kanukiTry", "raw", "same"), results.names());
             for (String side : results.names()) {
                 assertTrue(results.median(side) > 0, side);

@@ -30,7 +30,7 @@ class MemcachedBenchSmokeTest {
                 raw.sameCommands("smoke.same", record);
             }
             other.sameCommands("smoke.same", record); // the first connection released it
-            MemcachedInterleaved.run(server, 1);
+            MemcachedInterleaved.run(server, 0, 1);
         }
     }
 }

@@ -42,7 +42,7 @@ class ZooKeeperBenchSmokeTest {
             assertTrue(!raw.tryCreate(path), "a second create must find the node");
             raw.delete(path);
         }
-        InterleavedRounds.Results results = ZooKeeperInterleaved.run(server, 1, 1, 2);
+        InterleavedRounds.Results results = ZooKeeperInterleaved.run(server, 0, 1, 1, 2);
         assertEquals(List.of("kanuki", "kanukiTry", "raw", "curatorOps", "curator"), results.names());
         assertEquals(1, results.rounds().size());
         for (String side : results.names()) {

@@ -41,15 +41,35 @@ public final class ManyLocksHolder implements AutoCloseable {
      * @throws IOException when it does not report holding them
      */
     public static ManyLocksHolder start(String uri, String prefix, int count, Path errorLog) throws IOException {
+        return start(uri, prefix, count, ProcessBuilder.Redirect.to(errorLog.toFile()), "stderr in " + errorLog);
+    }
+
+    /**
+     * Starts the holder with its stderr on this process's own stderr (inherited, so nothing of
+     * this process's earlier output is truncated, as reopening {@code /dev/stderr} by path would
+     * when stderr is a file), and waits until it holds every lock.
+     *
+     * @param uri backend URI
+     * @param prefix the names' common prefix
+     * @param count how many names
+     * @return the running holder
+     * @throws IOException when it does not report holding them
+     */
+    public static ManyLocksHolder startInheritingStderr(String uri, String prefix, int count) throws IOException {
+        return start(uri, prefix, count, ProcessBuilder.Redirect.INHERIT, "its stderr is this process's");
+    }
+
+    private static ManyLocksHolder start(String uri, String prefix, int count, ProcessBuilder.Redirect errors,
+            String whereErrorsAre) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         ProcessBuilder builder = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
                 Main.class.getName(), uri, prefix, Integer.toString(count));
-        builder.redirectError(errorLog.toFile());
+        builder.redirectError(errors);
         ManyLocksHolder holder = new ManyLocksHolder(builder.start());
         String line = holder.out.readLine();
         if (line == null || !line.equals("HELD")) {
             holder.process.destroyForcibly();
-            throw new IOException("holder of " + count + " locks failed (" + line + "); stderr in " + errorLog);
+            throw new IOException("holder of " + count + " locks failed (" + line + "); " + whereErrorsAre);
         }
         return holder;
     }
