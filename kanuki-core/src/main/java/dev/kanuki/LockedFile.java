@@ -44,6 +44,10 @@ import java.util.function.UnaryOperator;
  * one version behind until it resumes or the next update. Programs that need the newest content
  * read through {@link #read}.
  *
+ * <p>{@link #updateStream} and {@link #readStream} work on streams, so that memory use does not
+ * depend on the file's size; {@link #update}, {@link #updateText} and {@link #read} hold the whole
+ * content in memory.
+ *
  * <p>There is deliberately no way to read the file through this class without the lock: reading
  * outside the lock would let a reader act on a value that is being replaced. Every writer of the
  * file must go through this class with the same lock; changes made to the plain file by other
