@@ -60,11 +60,6 @@ final class QueueLockBackend implements LockBackend {
      * engine stops pursuing is released or abandoned, which removes it.
      */
     private final Set<String> arrived = ConcurrentHashMap.newKeySet();
-
-    /** {@return how many entries the per-name and per-waiter tables hold (stems are bounded)} */
-    int tableSizes() {
-        return arrived.size() + places.size();
-    }
     /**
      * How many places from the head of the queue a waiter must be to be woken by a change of the
      * queue file. A waiter further back can only be served after those ahead of it leave, and
