@@ -1,7 +1,9 @@
 package dev.kanuki;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.io.InputStream;
@@ -49,12 +51,100 @@ import java.util.UUID;
 final class FileVersions {
     private static final String PREFIX = "after-";
     private static final String HEADER = "kanuki-version ";
+    /** The header line is at most this long, newline included. */
+    private static final int HEADER_MAX = 64;
     private static final long STALE_TEMP_MILLIS = 10 * 60_000L;
     private final Path file;
     private final Path directory;
 
-    /** One version: its fencing token, the slot it was committed in, and its content. */
-    record Version(long token, long parent, byte[] content) {
+    /**
+     * One version: its fencing token, the slot it was committed in, and its content, read from an
+     * open file (the version may be cleaned up or the plain file replaced while it is read; the
+     * open file still has the content). Never more than a buffer of it is in memory.
+     */
+    static final class Version implements Closeable {
+        private final long token;
+        private final long parent;
+        /** The open version or plain file; null when there is no content (no file yet). */
+        private final FileChannel channel;
+        /** Where the content starts in {@link #channel} (after a version's header line). */
+        private final long start;
+
+        Version(long token, long parent, FileChannel channel, long start) {
+            this.token = token;
+            this.parent = parent;
+            this.channel = channel;
+            this.start = start;
+        }
+
+        long token() {
+            return token;
+        }
+
+        long parent() {
+            return parent;
+        }
+
+        /** {@return a new stream of the whole content; closing it leaves the version open} */
+        InputStream content() {
+            return channel == null ? InputStream.nullInputStream() : new PositionalInput(channel, start);
+        }
+
+        /** Copies the whole content to {@code out} (by the kernel where it can). */
+        void copyTo(FileChannel out) throws IOException {
+            if (channel == null) {
+                return;
+            }
+            long size = channel.size();
+            long position = start;
+            while (position < size) {
+                long copied = channel.transferTo(position, size - position, out);
+                if (copied <= 0) {
+                    try (InputStream in = new PositionalInput(channel, position)) {
+                        in.transferTo(Channels.newOutputStream(out));
+                    }
+                    return;
+                }
+                position += copied;
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (channel != null) {
+                channel.close();
+            }
+        }
+    }
+
+    /** Reads a channel from a position on without moving the channel's own position. */
+    private static final class PositionalInput extends InputStream {
+        private final FileChannel channel;
+        private long position;
+
+        PositionalInput(FileChannel channel, long position) {
+            this.channel = channel;
+            this.position = position;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            int n = read(one, 0, 1);
+            return n < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (len == 0) {
+                return 0;
+            }
+            int n = channel.read(ByteBuffer.wrap(b, off, len), position);
+            if (n > 0) {
+                position += n;
+            }
+            return n;
+        }
     }
 
     FileVersions(Path file) {
@@ -127,8 +217,8 @@ final class FileVersions {
         }
     }
 
-    /** {@return a version's bytes, after checking it is a regular file of ours} */
-    private byte[] readEntry(Path entry) throws IOException {
+    /** {@return a version opened for reading, after checking it is a regular file of ours} */
+    private FileChannel openEntry(Path entry) throws IOException {
         Map<String, Object> a = attributes(entry);
         if (a == null) {
             throw new NoSuchFileException(entry.toString());
@@ -137,8 +227,31 @@ final class FileVersions {
             throw foreign(entry + " is not a regular file");
         }
         checkOwned(entry, a, "version");
-        try (InputStream in = Files.newInputStream(entry, LinkOption.NOFOLLOW_LINKS)) {
-            return in.readAllBytes();
+        return FileChannel.open(entry, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /** {@return the version at {@code entry}, open, its header read} */
+    private Version openVersion(Path entry, long parent) throws IOException {
+        FileChannel channel = openEntry(entry);
+        try {
+            ByteBuffer head = ByteBuffer.allocate(HEADER_MAX);
+            while (head.hasRemaining() && channel.read(head, head.position()) > 0) {
+                // a short read is possible; read until the buffer is full or the file ends
+            }
+            byte[] raw = Arrays.copyOf(head.array(), head.position());
+            int newline = headerEnd(raw);
+            long token = parseToken(raw, newline, parent, entry);
+            return new Version(token, parent, channel, newline + 1L);
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+    }
+
+    /** {@return the token of the version at {@code entry}, read from its header only} */
+    private long tokenOf(Path entry, long parent) throws IOException {
+        try (Version v = openVersion(entry, parent)) {
+            return v.token();
         }
     }
 
@@ -165,22 +278,21 @@ final class FileVersions {
     Version head() throws IOException {
         long parent = headParent();
         if (parent < 0) {
-            return new Version(0, -1, readPlain());
+            return new Version(0, -1, readPlain(), 0);
         }
         Path entry = directory.resolve(name(parent));
-        byte[] raw;
         try {
-            raw = readEntry(entry);
+            return openVersion(entry, parent);
         } catch (NoSuchFileException e) {
             return head(); // cleaned up under us: a newer head exists
         }
-        return parse(raw, parent, entry);
     }
 
-    private byte[] readPlain() throws IOException {
+    /** {@return the plain file opened for reading, or null when it does not exist} */
+    private FileChannel readPlain() throws IOException {
         Map<String, Object> a = attributes(file);
         if (a == null) {
-            return new byte[0];
+            return null;
         }
         if ((((Number) a.get("mode")).intValue() & TYPE) != REGULAR) {
             // Never read through a link (it may lead to another user's file) nor open a FIFO (it blocks).
@@ -188,10 +300,10 @@ final class FileVersions {
                     + " a LockedFile reads and replaces only regular files",
                     "if you did not put it there, inspect it and remove it", null);
         }
-        try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
-            return in.readAllBytes();
+        try {
+            return FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
         } catch (NoSuchFileException e) {
-            return new byte[0];
+            return null;
         }
     }
 
@@ -226,8 +338,11 @@ final class FileVersions {
         return out;
     }
 
-    /** Writes a version of {@code content} with {@code token} to a temporary file, fsynced. */
-    Path write(long token, byte[] content) throws IOException {
+    /**
+     * Starts a version with {@code token}: a temporary file holding its header line, for the
+     * caller to append the content to, fsync, and {@link #commit} (or delete).
+     */
+    Path begin(long token) throws IOException {
         try {
             Files.createDirectory(directory, ownerOnly("rwx------"));
         } catch (FileAlreadyExistsException e) {
@@ -239,8 +354,6 @@ final class FileVersions {
         try (FileChannel out = FileChannel.open(temp, java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                 LinkOption.NOFOLLOW_LINKS), ownerOnly("rw-------"))) {
             writeAll(out, ByteBuffer.wrap((HEADER + token + "\n").getBytes(StandardCharsets.US_ASCII)));
-            writeAll(out, ByteBuffer.wrap(content));
-            out.force(true);
         }
         return temp;
     }
@@ -284,14 +397,14 @@ final class FileVersions {
                 return true;
             }
             Path next = directory.resolve(name(t));
-            byte[] raw;
+            long nextToken;
             try {
-                raw = readEntry(next);
+                nextToken = tokenOf(next, t);
             } catch (NoSuchFileException e) {
                 return false;
             }
             p = t;
-            t = parse(raw, p, next).token();
+            t = nextToken;
         }
         return false;
     }
@@ -341,14 +454,16 @@ final class FileVersions {
         return PREFIX + String.format("%019d", parent);
     }
 
-    private static Version parse(byte[] raw, long parent, Path entry) throws IOException {
-        int newline = -1;
-        for (int i = 0; i < Math.min(raw.length, 64); i++) {
+    private static int headerEnd(byte[] raw) {
+        for (int i = 0; i < Math.min(raw.length, HEADER_MAX); i++) {
             if (raw[i] == '\n') {
-                newline = i;
-                break;
+                return i;
             }
         }
+        return -1;
+    }
+
+    private static long parseToken(byte[] raw, int newline, long parent, Path entry) throws IOException {
         String header = newline < 0 ? "" : new String(raw, 0, newline, StandardCharsets.US_ASCII);
         if (!header.startsWith(HEADER)) {
             throw new IOException(entry + " is not a kanuki version file (it was changed by something else)");
@@ -364,7 +479,7 @@ final class FileVersions {
             throw new IOException(entry + " has token " + token + ", not above the version it replaced (" + parent
                     + "): it was changed by something else");
         }
-        return new Version(token, parent, Arrays.copyOfRange(raw, newline + 1, raw.length));
+        return token;
     }
 
     static void writeAll(FileChannel out, ByteBuffer buffer) throws IOException {

@@ -1,11 +1,15 @@
 package dev.kanuki;
 
+import java.io.BufferedOutputStream;
 import java.io.IOException;
-import java.nio.ByteBuffer;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -40,12 +44,17 @@ import java.util.function.UnaryOperator;
  * one version behind until it resumes or the next update. Programs that need the newest content
  * read through {@link #read}.
  *
+ * <p>{@link #updateStream} and {@link #readStream} work on streams, so that memory use does not
+ * depend on the file's size; {@link #update}, {@link #updateText} and {@link #read} hold the whole
+ * content in memory.
+ *
  * <p>There is deliberately no way to read the file through this class without the lock: reading
  * outside the lock would let a reader act on a value that is being replaced. Every writer of the
  * file must go through this class with the same lock; changes made to the plain file by other
  * programs after the first update are not seen.
  */
 public final class LockedFile {
+    private static final int BUFFER = 64 * 1024;
     private final DistributedLock lock;
     private final Path file;
     private final FileVersions versions;
@@ -76,7 +85,43 @@ public final class LockedFile {
     }
 
     /**
-     * Updates the file under the lock.
+     * Writes the new content of a {@link LockedFile} from the current one, as streams, so that
+     * files of any size are updated in a buffer's worth of memory.
+     */
+    @FunctionalInterface
+    public interface ContentUpdate {
+        /**
+         * Writes the new content.
+         *
+         * @param current the current content (empty when the file does not exist); closing it is
+         *     optional
+         * @param next where to write the whole new content; closing it is optional
+         * @return true to commit what was written to {@code next}; false to leave the file unchanged
+         * @throws IOException when reading, writing or the caller's own work fails; nothing is written
+         */
+        boolean update(InputStream current, OutputStream next) throws IOException;
+    }
+
+    /**
+     * Reads the content of a {@link LockedFile} as a stream.
+     *
+     * @param <R> what the reader returns
+     */
+    @FunctionalInterface
+    public interface ContentReader<R> {
+        /**
+         * Reads the content.
+         *
+         * @param content the content (empty when the file does not exist); closing it is optional
+         * @return what the caller wants from the content
+         * @throws IOException when reading or the caller's own work fails
+         */
+        R read(InputStream content) throws IOException;
+    }
+
+    /**
+     * Updates the file under the lock, holding the whole content in memory; for large files use
+     * {@link #updateStream}.
      *
      * @param timeout the longest wait for the lock
      * @param transform receives the current content (empty when the file does not exist) and
@@ -90,23 +135,59 @@ public final class LockedFile {
      * @throws LockBackendException when the file cannot be read or written; the file is unchanged
      */
     public byte[] update(Duration timeout, UnaryOperator<byte[]> transform) {
+        Objects.requireNonNull(transform, "transform");
+        byte[][] result = new byte[1][];
+        updateStream(timeout, (current, next) -> {
+            byte[] before = current.readAllBytes();
+            byte[] after = Objects.requireNonNull(transform.apply(before), "transform returned null");
+            result[0] = after;
+            if (after == before) {
+                return false;
+            }
+            next.write(after);
+            return true;
+        });
+        return result[0];
+    }
+
+    /**
+     * Updates the file under the lock as streams: memory use does not depend on the file's size.
+     * The new content goes to a new version file (fsynced) and then to a copy that replaces the
+     * plain file, as with {@link #update}.
+     *
+     * @param timeout the longest wait for the lock
+     * @param update reads the current content and writes the new one. It may be called a second
+     *     time, with newer content, when a holder whose lock had run out committed an update in
+     *     between: it must depend on its input only
+     * @return true when the new content was committed; false when {@code update} returned false
+     * @throws LockTimeoutException when the lock was not obtained in time; nothing was written
+     * @throws LockLostException when the lock was lost and a newer holder has written, or the lock
+     *     was found lost before the commit; nothing was written
+     * @throws LockBackendException when the file cannot be read or written, or {@code update}
+     *     threw an {@link IOException} (its cause); the file is unchanged
+     */
+    public boolean updateStream(Duration timeout, ContentUpdate update) {
+        Objects.requireNonNull(update, "update");
         try (LockHandle handle = lock.acquire(timeout)) {
             long token = handle.fencingToken();
             while (true) {
-                FileVersions.Version head = versions.head();
-                if (head.token() >= token) {
-                    throw refused(head.token(), token);
-                }
-                step(Step.READ);
-                byte[] before = head.content();
-                byte[] after = Objects.requireNonNull(transform.apply(before), "transform returned null");
-                if (after == before) {
-                    return after;
-                }
-                step(Step.TRANSFORMED);
-                if (commit(handle, token, head, after)) {
-                    publish(token, head.token(), after);
-                    return after;
+                try (FileVersions.Version head = versions.head()) {
+                    if (head.token() >= token) {
+                        throw refused(head.token(), token);
+                    }
+                    step(Step.READ);
+                    Path temp = versions.begin(token);
+                    try {
+                        if (!writeVersion(temp, head, update)) {
+                            return false;
+                        }
+                        if (commit(handle, token, head, temp)) {
+                            publish(token, head.token());
+                            return true;
+                        }
+                    } finally {
+                        Files.deleteIfExists(temp);
+                    }
                 }
                 // A holder whose lock had already run out committed in between: its token is below
                 // ours, so its update stands; apply ours on top of it.
@@ -117,8 +198,29 @@ public final class LockedFile {
         }
     }
 
+    /** {@return false when the update wrote nothing; else the new content is appended to temp and fsynced} */
+    private static boolean writeVersion(Path temp, FileVersions.Version head, ContentUpdate update) throws IOException {
+        try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE, StandardOpenOption.APPEND,
+                LinkOption.NOFOLLOW_LINKS);
+             InputStream current = head.content()) {
+            BufferedOutputStream next = new BufferedOutputStream(Channels.newOutputStream(out), BUFFER) {
+                @Override
+                public void close() throws IOException {
+                    flush(); // the channel stays open for the fsync below
+                }
+            };
+            if (!update.update(current, next)) {
+                return false;
+            }
+            step(Step.TRANSFORMED);
+            next.flush();
+            out.force(true);
+        }
+        return true;
+    }
+
     /**
-     * {@link #update} for UTF-8 text.
+     * {@link #update} for UTF-8 text, holding the whole text in memory.
      *
      * @param timeout the longest wait for the lock
      * @param transform receives the current text ("" when the file does not exist) and returns the new text
@@ -134,7 +236,8 @@ public final class LockedFile {
     }
 
     /**
-     * Reads the file under the lock.
+     * Reads the file under the lock, holding the whole content in memory; for large files use
+     * {@link #readStream}.
      *
      * @param timeout the longest wait for the lock
      * @param reader receives the content (empty when the file does not exist)
@@ -142,72 +245,85 @@ public final class LockedFile {
      * @return what the reader returned
      */
     public <R> R read(Duration timeout, Function<byte[], R> reader) {
-        try (LockHandle ignored = lock.acquire(timeout)) {
-            return reader.apply(versions.head().content());
+        Objects.requireNonNull(reader, "reader");
+        return readStream(timeout, content -> reader.apply(content.readAllBytes()));
+    }
+
+    /**
+     * Reads the file under the lock as a stream: memory use does not depend on the file's size.
+     *
+     * @param timeout the longest wait for the lock
+     * @param reader receives the content (empty when the file does not exist) while the lock is held
+     * @param <R> what the reader returns
+     * @return what the reader returned
+     * @throws LockTimeoutException when the lock was not obtained in time
+     * @throws LockBackendException when the file cannot be read, or {@code reader} threw an
+     *     {@link IOException} (its cause)
+     */
+    public <R> R readStream(Duration timeout, ContentReader<R> reader) {
+        Objects.requireNonNull(reader, "reader");
+        try (LockHandle ignored = lock.acquire(timeout);
+             FileVersions.Version head = versions.head();
+             InputStream content = head.content()) {
+            return reader.read(content);
         } catch (IOException e) {
             throw new LockBackendException("cannot read " + file + ": " + e, "check that the file is readable", e);
         }
     }
 
     /** {@return true when the version was committed; false when the caller must read the newest and retry} */
-    private boolean commit(LockHandle handle, long token, FileVersions.Version head, byte[] content) throws IOException {
-        Path temp = versions.write(token, content);
-        try {
-            step(Step.WRITTEN);
-            handle.verify(); // an early refusal; the commit below is what makes a late writer harmless
-            step(Step.VERIFIED);
-            if (!versions.commit(temp, head, token)) {
-                FileVersions.Version now = versions.head();
+    private boolean commit(LockHandle handle, long token, FileVersions.Version head, Path temp) throws IOException {
+        step(Step.WRITTEN);
+        handle.verify(); // an early refusal; the commit below is what makes a late writer harmless
+        step(Step.VERIFIED);
+        if (!versions.commit(temp, head, token)) {
+            try (FileVersions.Version now = versions.head()) {
                 if (now.token() >= token) {
                     throw refused(now.token(), token);
                 }
-                return false;
             }
-            step(Step.COMMITTED);
-            return true;
-        } finally {
-            Files.deleteIfExists(temp);
+            return false;
         }
+        step(Step.COMMITTED);
+        return true;
     }
 
     /** Replaces the plain file by the newest version, as long as it is ours (see the class comment). */
-    private void publish(long token, long parent, byte[] content) throws IOException {
+    private void publish(long token, long parent) throws IOException {
         long slot = parent;
         long own = token;
-        byte[] newest = content;
         for (int round = 0; round < 100; round++) {
             if (!versions.leadsToHead(slot, own)) {
                 return; // gone: a newer writer publishes its own
             }
-            boolean isHead = versions.head().token() == own;
-            if (!isHead) {
-                FileVersions.Version head = versions.head();
-                slot = head.parent();
-                own = head.token();
-                newest = head.content();
-                continue;
+            try (FileVersions.Version head = versions.head()) {
+                if (head.token() != own) {
+                    slot = head.parent();
+                    own = head.token();
+                    continue;
+                }
+                step(Step.PUBLISHING); // between the check above and the rename: the case the class comment names
+                replacePlain(head);
+                step(Step.PUBLISHED);
             }
-            step(Step.PUBLISHING); // between the check above and the rename: the case the class comment names
-            replacePlain(newest);
-            step(Step.PUBLISHED);
-            FileVersions.Version after = versions.head();
-            if (after.token() == own) {
-                versions.cleanUp();
-                return;
+            try (FileVersions.Version after = versions.head()) {
+                if (after.token() == own) {
+                    versions.cleanUp();
+                    return;
+                }
+                // A newer version was committed while we renamed: make sure the plain file shows it.
+                slot = after.parent();
+                own = after.token();
             }
-            // A newer version was committed while we renamed: make sure the plain file shows it.
-            slot = after.parent();
-            own = after.token();
-            newest = after.content();
         }
     }
 
-    private void replacePlain(byte[] content) throws IOException {
+    private void replacePlain(FileVersions.Version content) throws IOException {
         Path dir = file.getParent();
         Path temp = dir.resolve("." + file.getFileName() + "." + UUID.randomUUID() + ".tmp");
         try {
             try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                FileVersions.writeAll(out, ByteBuffer.wrap(content));
+                content.copyTo(out);
                 out.force(true);
             }
             copyPermissions(temp);

@@ -28,6 +28,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * removed by {@link #removeIfUnused} under an exclusive lock, exactly as a release used to
  * remove it. {@link #enter()} / {@link #leave()} count this JVM's acquisitions in progress on the
  * file, so that it is never removed (nor its channel closed) under one of them.
+ *
+ * <p>Once its channel is closed while no acquisition of this JVM uses it, the object is
+ * <em>retired</em> ({@link #removeIfUnused}, {@link #forgetIfIdle}) and dropped from its table, so
+ * that the table holds only the files of names in use or used lately. A retired object never opens
+ * the file again (it throws {@link Retired}; the caller looks the name up anew), so the JVM still
+ * has at most one open channel per lock file: the table makes a new object only for a path whose
+ * object is retired.
  */
 final class LockFile {
     final Path path;
@@ -47,9 +54,36 @@ final class LockFile {
     private long idleSince;
     /** The last fencing token this JVM wrote into the file (0: none). */
     volatile long lastToken;
+    /** Set under {@link #guard}, with the channel closed and no user, never unset. */
+    private volatile boolean retired;
+    /** The table's lookup key for this file, or null (see {@link LockFileTable.DirectoryFiles}). */
+    volatile String key;
+    /** Told when the last user leaves, so that the table can forget the file once idle. */
+    private final Runnable onUnused;
+
+    /** Thrown by a retired file when asked to open the file: look the name up again. */
+    static final class Retired extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        private Retired() {
+            super("the lock file was dropped from this JVM's table; look it up again", null, false, false);
+        }
+    }
+
+    private static final Retired RETIRED = new Retired();
 
     LockFile(Path path) {
+        this(path, () -> { });
+    }
+
+    LockFile(Path path, Runnable onUnused) {
         this.path = path;
+        this.onUnused = onUnused;
+    }
+
+    /** {@return whether the file was dropped from its table (it never opens the file again)} */
+    boolean isRetired() {
+        return retired;
     }
 
     void name(String name) {
@@ -62,6 +96,9 @@ final class LockFile {
     FileChannel channel() {
         guard.lock();
         try {
+            if (retired) {
+                throw RETIRED;
+            }
             if (channel == null || !channel.isOpen()) {
                 open();
             }
@@ -91,12 +128,61 @@ final class LockFile {
 
     /** Ends what {@link #enter()} began (the attempt failed, or the lock was released). */
     void leave() {
+        boolean unused;
         guard.lock();
         try {
             users--;
             idleSince = System.nanoTime();
+            unused = users == 0;
         } finally {
             guard.unlock();
+        }
+        if (unused) {
+            onUnused.run();
+        }
+    }
+
+    /** What {@link #forgetIfIdle} did. */
+    enum Forget { FORGOTTEN, IN_USE, NOT_YET }
+
+    /**
+     * Retires the file (closes its channel, leaves the file on disk) when no acquisition of this
+     * JVM has used it for {@code nanos}. Closing is safe then: every lock this JVM takes on the
+     * file is taken between {@link #enter()} and {@link #leave()}, so none is held through the
+     * channel. The directory's counter is raised to the last token this JVM wrote into the file,
+     * so that a file of this name made later starts above it even if this one is removed behind
+     * our back.
+     */
+    Forget forgetIfIdle(long nanos, DirectoryFence fence, org.slf4j.Logger log) {
+        guard.lock();
+        try {
+            if (retired) {
+                return Forget.FORGOTTEN;
+            }
+            if (users > 0) {
+                return Forget.IN_USE;
+            }
+            if (System.nanoTime() - idleSince < nanos) {
+                return Forget.NOT_YET;
+            }
+            retire(fence, log);
+            return Forget.FORGOTTEN;
+        } finally {
+            guard.unlock();
+        }
+    }
+
+    /** Closes the channel and retires this object; {@link #guard} held, no user. */
+    private void retire(DirectoryFence fence, org.slf4j.Logger log) {
+        closeQuietly();
+        retired = true;
+        long token = lastToken;
+        if (token > 0) {
+            try {
+                fence.raiseTo(token);
+            } catch (RuntimeException e) {
+                log.warn("could not raise the fencing counter of {} to {}", path.getParent(), token, e);
+            }
         }
     }
 
@@ -124,11 +210,14 @@ final class LockFile {
     boolean removeIfUnused(DirectoryFence fence, org.slf4j.Logger log) {
         guard.lock();
         try {
+            if (retired) {
+                return true;
+            }
             if (users > 0) {
                 return false;
             }
             if (channel == null || !channel.isOpen()) {
-                closeQuietly();
+                retire(fence, log);
                 return true;
             }
             java.nio.channels.FileLock lock;
@@ -137,7 +226,7 @@ final class LockFile {
             } catch (java.nio.channels.OverlappingFileLockException e) {
                 return false; // `status` in this JVM is peeking at it: next time
             } catch (IOException e) {
-                closeQuietly();
+                retire(fence, log);
                 return true;
             }
             try {
@@ -152,7 +241,7 @@ final class LockFile {
             } catch (IOException | RuntimeException e) {
                 log.warn("could not remove lock file {}; it is reused by the next holder", path, e);
             } finally {
-                closeQuietly(); // releases the lock with the descriptor: this JVM held no other lock on it
+                retire(fence, log); // closing releases the lock with the descriptor: this JVM held no other lock on it
             }
             return true;
         } finally {
@@ -171,6 +260,9 @@ final class LockFile {
     java.nio.ByteBuffer readWithoutCreating(int max) throws IOException {
         guard.lock();
         try {
+            if (retired) {
+                throw RETIRED; // another object of this path may hold a lock: closing a descriptor here would free it
+            }
             if (channel != null && channel.isOpen()) {
                 return SafeFiles.readFrom(channel, max);
             }

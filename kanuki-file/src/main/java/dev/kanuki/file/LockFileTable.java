@@ -26,6 +26,14 @@ import org.slf4j.LoggerFactory;
  * stat and an unlink (about 20 syscalls instead of 5). The bounds keep the promise that a lock
  * directory stays small: at most {@value #MAX_KEPT} files of free names per running JVM, none
  * once it has been idle a second or has closed its providers.
+ *
+ * <p>Memory: the table holds an entry (a {@link LockFile}, about 0.4 KB) only for names in use in
+ * this JVM (an acquisition, wait or hold) or used in the last {@value #IDLE_MILLIS} ms. The keeper
+ * thread forgets the others (it closes their channels and leaves their files on disk), so memory
+ * does not grow with the number of distinct names a JVM has ever locked. Forgetting never closes a
+ * channel through which this JVM holds or is taking a lock ({@link LockFile#forgetIfIdle}), and a
+ * name looked up while its entry is being forgotten gets a new entry, never a second channel
+ * beside a live one ({@link LockFile.Retired}).
  */
 final class LockFileTable {
     private static final Logger log = LoggerFactory.getLogger(LockFileTable.class);
@@ -43,6 +51,19 @@ final class LockFileTable {
         files.users++;
         return files;
     }
+
+    /** {@return how many lock files the table holds for a directory (for tests)} */
+    static synchronized int sizeOf(Path directory) {
+        DirectoryFiles files = DIRECTORIES.get(directory);
+        return files == null ? 0 : files.size();
+    }
+
+    /** {@return how many entries the tables of this JVM have forgotten or removed so far (for tests)} */
+    static long retiredSoFar() {
+        return RETIRED.get();
+    }
+
+    private static final java.util.concurrent.atomic.AtomicLong RETIRED = new java.util.concurrent.atomic.AtomicLong();
 
     /** The lock files of one directory. */
     static final class DirectoryFiles {
@@ -63,6 +84,8 @@ final class LockFileTable {
         private final LinkedHashMap<LockFile, Boolean> kept = new LinkedHashMap<>(16, 0.75f, true);
         /** Whether a keeper thread runs for {@link #kept}; guarded by {@link #keptLock}. */
         private boolean keeperRunning;
+        /** Counts {@link #wake} calls, so that the keeper never stops just after one; guarded by {@link #keptLock}. */
+        private long wakes;
         private boolean closed;
 
         private DirectoryFiles(Path directory) {
@@ -81,7 +104,7 @@ final class LockFileTable {
             try {
                 if (closed) {
                     evicted = List.of(file);
-                } else {
+                } else if (!file.isRetired()) {
                     kept.put(file, Boolean.TRUE);
                     if (kept.size() > MAX_KEPT) {
                         evicted = new ArrayList<>();
@@ -91,6 +114,7 @@ final class LockFileTable {
                             eldest.remove();
                         }
                     }
+                    wakes++;
                     if (!keeperRunning) {
                         keeperRunning = startKeeper = true;
                     }
@@ -100,7 +124,9 @@ final class LockFileTable {
             }
             if (evicted != null) {
                 for (LockFile f : evicted) {
-                    if (!f.removeIfUnused(DirectoryFence.of(directory), log)) {
+                    if (f.removeIfUnused(DirectoryFence.of(directory), log)) {
+                        drop(f);
+                    } else {
                         // in use (its release keeps it again) or being peeked at: keep it for the keeper
                         keptLock.lock();
                         try {
@@ -114,11 +140,32 @@ final class LockFileTable {
                 }
             }
             if (startKeeper) {
-                Thread keeper = new Thread(this::keep, "kanuki-file-keeper");
-                keeper.setDaemon(true);
-                keeper.setContextClassLoader(null); // holds no application's class loader alive
-                keeper.start();
+                startKeeper();
             }
+        }
+
+        /** Makes sure the keeper runs: a file became unused, or a new one was made. */
+        void wake() {
+            boolean start = false;
+            keptLock.lock();
+            try {
+                wakes++;
+                if (!closed && !keeperRunning) {
+                    keeperRunning = start = true;
+                }
+            } finally {
+                keptLock.unlock();
+            }
+            if (start) {
+                startKeeper();
+            }
+        }
+
+        private void startKeeper() {
+            Thread keeper = new Thread(this::keep, "kanuki-file-keeper");
+            keeper.setDaemon(true);
+            keeper.setContextClassLoader(null); // holds no application's class loader alive
+            keeper.start();
         }
 
         /** The keeper thread: removes kept files once idle, and ends when none is left. */
@@ -131,12 +178,16 @@ final class LockFileTable {
                     // not interrupted by kanuki; go on until nothing is kept
                 }
                 List<LockFile> idle = new ArrayList<>();
+                java.util.Set<LockFile> keptNow;
+                long wakesBefore;
                 keptLock.lock();
                 try {
-                    if (closed || kept.isEmpty()) {
+                    if (closed) {
                         keeperRunning = false;
                         return;
                     }
+                    wakesBefore = wakes;
+                    keptNow = new java.util.HashSet<>(kept.keySet());
                     for (LockFile f : kept.keySet()) {
                         if (f.idleFor(idleNanos)) {
                             idle.add(f);
@@ -149,33 +200,108 @@ final class LockFileTable {
                     if (f.removeIfUnused(DirectoryFence.of(directory), log)) {
                         keptLock.lock();
                         try {
-                            // unless it was taken and released again meanwhile (then it is kept anew)
-                            if (f.idleFor(idleNanos)) {
-                                kept.remove(f);
-                            }
+                            kept.remove(f); // retired: it is never taken again (the name gets a new entry)
                         } finally {
                             keptLock.unlock();
                         }
+                        drop(f);
                     }
+                }
+                boolean waiting = forgetUnused(keptNow, idleNanos);
+                keptLock.lock();
+                try {
+                    if (closed || (kept.isEmpty() && !waiting && wakes == wakesBefore)) {
+                        keeperRunning = false;
+                        return;
+                    }
+                } finally {
+                    keptLock.unlock();
                 }
             }
         }
 
+        /**
+         * Forgets the files no acquisition of this JVM has used for {@code idleNanos} (their
+         * channels closed, their files left on disk), except those kept for reuse.
+         *
+         * @return true when some unused file is not idle long enough yet (the keeper goes on)
+         */
+        private boolean forgetUnused(java.util.Set<LockFile> keptNow, long idleNanos) {
+            boolean waiting = false;
+            DirectoryFence fence = null;
+            for (LockFile f : files.values()) {
+                if (keptNow.contains(f)) {
+                    continue;
+                }
+                if (!f.isRetired()) {
+                    if (fence == null) {
+                        fence = DirectoryFence.of(directory);
+                    }
+                    LockFile.Forget done = f.forgetIfIdle(idleNanos, fence, log);
+                    if (done == LockFile.Forget.NOT_YET) {
+                        waiting = true;
+                    }
+                    if (done != LockFile.Forget.FORGOTTEN) {
+                        continue;
+                    }
+                }
+                drop(f);
+            }
+            return waiting;
+        }
+
+        /** Drops a retired file from the lookup tables (a new entry may have replaced it already). */
+        private void drop(LockFile f) {
+            if (f.isRetired()) {
+                if (files.remove(f.path, f)) {
+                    RETIRED.incrementAndGet();
+                }
+                String key = f.key;
+                if (key != null) {
+                    byKey.remove(key, f);
+                }
+            }
+        }
+
+        /** {@return how many lock files the table holds: names in use or used lately} */
+        int size() {
+            return files.size();
+        }
+
+        /**
+         * {@return the live LockFile of a name's file} Callers that get a {@link LockFile.Retired}
+         * from it (it was forgotten meanwhile) ask again.
+         */
         LockFile get(String key, String name, Supplier<String> fileName) {
             LockFile file = byKey.get(key);
-            if (file == null) {
-                file = files.computeIfAbsent(directory.resolve(fileName.get()), LockFile::new);
+            if (file == null || file.isRetired()) {
+                if (file != null) {
+                    byKey.remove(key, file);
+                }
+                file = byPath(directory.resolve(fileName.get()));
                 file.name(name);
                 if (byKey.size() < 10_000) {
+                    file.key = key;
                     byKey.put(key, file);
                 }
             }
             return file;
         }
 
-        /** {@return the LockFile of a path found by listing (its name read from the file later)} */
+        /** {@return the live LockFile of a path (for a listing, its name is read from the file later)} */
         LockFile byPath(Path path) {
-            return files.computeIfAbsent(path, LockFile::new);
+            LockFile file = files.get(path);
+            if (file != null && !file.isRetired()) {
+                return file;
+            }
+            LockFile[] made = new LockFile[1];
+            // One live object per path: a retired one (its channel closed for good) is replaced.
+            file = files.compute(path, (p, old) -> old != null && !old.isRetired() ? old
+                    : (made[0] = new LockFile(p, this::wake)));
+            if (made[0] != null) {
+                wake(); // the keeper forgets it once unused
+            }
+            return file;
         }
 
         /** Drops one user; the last one closes every channel (no lock is held through them by then). */

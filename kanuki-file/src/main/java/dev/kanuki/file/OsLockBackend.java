@@ -91,18 +91,35 @@ final class OsLockBackend implements LockBackend {
     public Optional<Grant> tryAcquire(LockRequest request) {
         if (request.mode() == LockMode.PERMIT) {
             for (int slot = 0; slot < request.permits(); slot++) {
-                Optional<Grant> grant = attempt(permitFile(request.name(), slot), request, false);
+                int permitSlot = slot;
+                Optional<Grant> grant = attempt(() -> permitFile(request.name(), permitSlot), request, false);
                 if (grant.isPresent()) {
                     return grant;
                 }
             }
             return Optional.empty();
         }
-        return attempt(lockFile(request.name()), request, request.mode() == LockMode.SHARED);
+        return attempt(() -> lockFile(request.name()), request, request.mode() == LockMode.SHARED);
     }
 
-    private Optional<Grant> attempt(LockFile file, LockRequest request, boolean shared) {
-        file.enter();
+    /**
+     * Enters the live LockFile of a name ({@link LockFile#enter()}): one that the table forgot
+     * between the lookup and the entry is looked up anew (see {@link LockFileTable}).
+     */
+    private static LockFile entered(java.util.function.Supplier<LockFile> lookup) {
+        while (true) {
+            LockFile file = lookup.get();
+            try {
+                file.enter();
+                return file;
+            } catch (LockFile.Retired forgotten) {
+                // forgotten just now: the next lookup makes a new entry
+            }
+        }
+    }
+
+    private Optional<Grant> attempt(java.util.function.Supplier<LockFile> lookup, LockRequest request, boolean shared) {
+        LockFile file = entered(lookup);
         Optional<Grant> grant = Optional.empty();
         try {
             grant = attemptEntered(file, request, shared);
@@ -264,8 +281,7 @@ final class OsLockBackend implements LockBackend {
                 TimeUnit.NANOSECONDS.sleep(Math.min(remaining, PERMIT_POLL_NANOS));
             }
         }
-        LockFile file = lockFile(request.name());
-        file.enter();
+        LockFile file = entered(() -> lockFile(request.name()));
         Optional<Grant> grant = Optional.empty();
         try {
             grant = awaitEntered(file, request, maxWait);
@@ -380,7 +396,16 @@ final class OsLockBackend implements LockBackend {
 
     /** @param table the kernel's lock table read once for a whole listing, or null to read it now */
     private LockStatus status(String name, java.util.Map<KernelLockTable.FileId, LockStatus.State> table) {
-        LockFile file = lockFile(name);
+        while (true) {
+            try {
+                return status(lockFile(name), name, table);
+            } catch (LockFile.Retired forgotten) {
+                // the table forgot the name's entry while we looked: look again with a new one
+            }
+        }
+    }
+
+    private LockStatus status(LockFile file, String name, java.util.Map<KernelLockTable.FileId, LockStatus.State> table) {
         try {
             var attrs = Files.readAttributes(file.path, java.nio.file.attribute.BasicFileAttributes.class,
                     LinkOption.NOFOLLOW_LINKS);
@@ -469,7 +494,7 @@ final class OsLockBackend implements LockBackend {
 
     /** Asks the kernel whether the file is locked, by trying (and at once undoing) a lock. */
     private static LockStatus.State probe(LockFile file) {
-        FileChannel channel = file.channel();
+        FileChannel channel = file.enter(); // a user: the table does not close the channel under the trial lock
         try {
             FileLock exclusive = channel.tryLock(0, Long.MAX_VALUE, false);
             if (exclusive != null) {
@@ -486,6 +511,8 @@ final class OsLockBackend implements LockBackend {
             return LockStatus.State.HELD; // this JVM holds it or is waiting for it
         } catch (IOException e) {
             return LockStatus.State.UNKNOWN;
+        } finally {
+            file.leave();
         }
     }
 
@@ -536,12 +563,20 @@ final class OsLockBackend implements LockBackend {
         if (unix != null && ((((Number) unix.get("mode")).intValue() & 0170000) != 0100000)) {
             return null; // not a regular file
         }
-        LockFile lockFile = files.byPath(entry);
-        ByteBuffer buffer;
-        try {
-            buffer = lockFile.readWithoutCreating(OwnerRecord.buffer(4 * dev.kanuki.LockNames.MAX_LENGTH).capacity());
-        } catch (ClosedChannelException e) {
-            return null; // released and removed while we listed
+        ByteBuffer buffer = null;
+        for (int round = 0; ; round++) {
+            try {
+                buffer = files.byPath(entry).readWithoutCreating(
+                        OwnerRecord.buffer(4 * dev.kanuki.LockNames.MAX_LENGTH).capacity());
+                break;
+            } catch (ClosedChannelException e) {
+                return null; // released and removed while we listed
+            } catch (LockFile.Retired forgotten) {
+                if (round >= 100) {
+                    throw forgotten;
+                }
+                // forgotten by the table while we listed: read through its new entry
+            }
         }
         if (buffer == null) {
             return null;
@@ -598,13 +633,18 @@ final class OsLockBackend implements LockBackend {
                 LockFile file = files.byPath(entry);
                 try {
                     if (dryRun) {
-                        FileLock lock = file.channel().tryLock(0, Long.MAX_VALUE, false);
-                        if (lock != null) {
-                            boolean ours = file.stillAtPath(file.fileKey());
-                            releaseQuietly(lock);
-                            if (ours) {
-                                removed.add(entry.toString());
+                        FileChannel channel = file.enter(); // a user: the table keeps the channel open meanwhile
+                        try {
+                            FileLock lock = channel.tryLock(0, Long.MAX_VALUE, false);
+                            if (lock != null) {
+                                boolean ours = file.stillAtPath(file.fileKey());
+                                releaseQuietly(lock);
+                                if (ours) {
+                                    removed.add(entry.toString());
+                                }
                             }
+                        } finally {
+                            file.leave();
                         }
                         continue;
                     }
@@ -615,8 +655,8 @@ final class OsLockBackend implements LockBackend {
                             && !Files.exists(entry, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
                         removed.add(entry.toString());
                     }
-                } catch (OverlappingFileLockException | ClosedChannelException e) {
-                    // this JVM holds or waits for it, or it was released and removed meanwhile
+                } catch (OverlappingFileLockException | ClosedChannelException | LockFile.Retired e) {
+                    // this JVM holds or waits for it, or it was released and removed (or forgotten) meanwhile
                 } catch (LockBackendException e) {
                     log.debug("prune leaves {} alone: {}", entry, e.getMessage());
                 }

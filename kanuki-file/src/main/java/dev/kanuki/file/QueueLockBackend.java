@@ -50,6 +50,8 @@ final class QueueLockBackend implements LockBackend {
     private static final int MAX_QUEUE_BYTES = 16 * 1024 * 1024;
 
     private final Path directory;
+    /** At most this many names' stems are cached ({@link #stem}). */
+    static final int STEMS_REMEMBERED = 10_000;
     private final ConcurrentHashMap<String, String> stems = new ConcurrentHashMap<>();
     /**
      * Owner ids this backend has appended an arrival for and not yet removed: a request not in
@@ -119,8 +121,19 @@ final class QueueLockBackend implements LockBackend {
         return "file:" + directory + "?strategy=queue";
     }
 
+    /**
+     * A cache of file stems by name (a stem costs a hash): bounded, so that memory does not grow
+     * with the number of distinct names; a name past the bound is hashed each time.
+     */
     private String stem(String name) {
-        return stems.computeIfAbsent(name, n -> SafeNames.stem(n, "L"));
+        String stem = stems.get(name);
+        if (stem == null) {
+            stem = SafeNames.stem(name, "L");
+            if (stems.size() < STEMS_REMEMBERED) {
+                stems.put(name, stem);
+            }
+        }
+        return stem;
     }
 
     private Path queue(String stem) {

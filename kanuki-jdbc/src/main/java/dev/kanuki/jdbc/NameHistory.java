@@ -18,8 +18,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * </ul>
  */
 final class NameHistory {
-    /** How many names each kind remembers before it starts again. */
-    static final int LIMIT = 100_000;
+    /** How many names each kind remembers before it starts again: bounds this table at about 2 MB. */
+    static final int LIMIT = 10_000;
 
     private final Set<String> registered = ConcurrentHashMap.newKeySet();
     private final NameHints hints = new NameHints(LIMIT);
