@@ -132,7 +132,9 @@ public final class EngineLockProvider implements LockProvider {
         Capabilities capabilities = backend.capabilities();
         if (!capabilities.keepsStale()) {
             String why = switch (capabilities.leaseKind()) {
-                case TTL -> "the store frees a lock whose lease ran out by itself";
+                case TTL -> parsed.scheme().equals("file")
+                        ? "the queue strategy passes a dead or expired holder's turn on as part of every waiter's turn"
+                        : "the server drops a lock whose lease ran out by itself";
                 case SESSION -> "a lock ends with its holder's session, so none is left stale";
                 default -> "its locks live in this JVM only";
             };
