@@ -160,7 +160,9 @@ final class RedisByHand implements AutoCloseable {
         try {
             java.lang.reflect.Field f = Class.forName("dev.kanuki.redis.Scripts").getDeclaredField(field);
             f.setAccessible(true);
-            return (String) f.get(null);
+            // with the fence counter's margin put in, as kanuki does when it loads its scripts
+            // (the default fenceMargin, 1 h)
+            return ((String) f.get(null)).replace("@FENCE_MARGIN_MS@", Long.toString(Duration.ofHours(1).toMillis()));
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("kanuki-redis has no Scripts." + field + " any more: update RedisByHand", e);
         }
