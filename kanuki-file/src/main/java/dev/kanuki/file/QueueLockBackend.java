@@ -340,6 +340,10 @@ final class QueueLockBackend implements LockBackend {
         PauseForTests.at("release");
         Snapshot after = appendUntilSeen(queue, QueueLog.removal(id), log -> log.get(id) == null, false);
         arrived.remove(id);
+        if (after == null) {
+            log.warn("leaving queue {}: the removal was not seen after six appends (the file kept being replaced);"
+                    + " the place frees when its lease runs out", queue);
+        }
         if (after != null && QueueLog.replay(after.text()).holder(System.currentTimeMillis()) == null) {
             compact(stem, after.seen()); // nobody left: the file goes, so a name nobody holds leaves nothing
         } else {

@@ -42,6 +42,8 @@ final class QueueLog {
     }
 
     private final Map<String, Contender> contenders = new LinkedHashMap<>();
+    /** Arrivals (id and arrival time) that have left: a copy of one read later is stale, not a new arrival. */
+    private final java.util.Set<String> departed = new java.util.HashSet<>();
 
     static QueueLog replay(String text) {
         QueueLog log = new QueueLog();
@@ -55,8 +57,7 @@ final class QueueLog {
                 case 'A' -> {
                     TtlRecord.Read read = TtlRecord.decode(body);
                     if (read.record() != null) {
-                        log.contenders.remove(read.record().id());
-                        log.contenders.put(read.record().id(), new Contender(read.record()));
+                        log.arrive(read.record());
                     }
                 }
                 case 'N' -> {
@@ -66,7 +67,7 @@ final class QueueLog {
                         c.leaseUntil = Math.max(c.leaseUntil, parse(f[1]));
                     }
                 }
-                case 'R' -> log.contenders.remove(body);
+                case 'R' -> log.depart(log.contenders.remove(body));
                 case 'T' -> {
                     String[] f = body.split(" ");
                     Contender c = f.length == 2 ? log.contenders.get(f[0]) : null;
@@ -90,9 +91,42 @@ final class QueueLog {
      */
     private void dropAheadOf(Contender holder) {
         var it = contenders.values().iterator();
-        while (it.hasNext() && it.next() != holder) {
+        while (it.hasNext()) {
+            Contender c = it.next();
+            if (c == holder) {
+                break;
+            }
             it.remove();
+            depart(c);
         }
+    }
+
+    /**
+     * The same arrival line can be in the file twice: its writer appends it again when it does not
+     * see it (a compaction was replacing the file), and the compaction forwards the first copy
+     * late. A copy is not a new arrival: it must neither move a contender to the back (behind
+     * someone who would then see itself the holder) nor bring back one that has left. The id is
+     * one acquisition's, so a real new arrival under it is one that arrives again after its line
+     * ran out or was retired, which carries a later arrival time.
+     */
+    private void arrive(TtlRecord record) {
+        Contender present = contenders.get(record.id());
+        if (present != null && present.record.acquiredMillis() == record.acquiredMillis()
+                || departed.contains(arrivalKey(record))) {
+            return;
+        }
+        contenders.remove(record.id());
+        contenders.put(record.id(), new Contender(record));
+    }
+
+    private void depart(Contender c) {
+        if (c != null) {
+            departed.add(arrivalKey(c.record));
+        }
+    }
+
+    private static String arrivalKey(TtlRecord record) {
+        return record.id() + ' ' + record.acquiredMillis();
     }
 
     private static long parse(String s) {
