@@ -205,6 +205,8 @@ public abstract class LockProviderContract {
 
     /** How many status reads in the other process must run beside the tries, so that the test could fail. */
     private static final int MIN_READS = 20;
+    /** How many tries beside the status loop may end without an answer in time (a loaded machine) before the test fails. */
+    private static final int MAX_SLOW_TRIES = 20;
 
     /**
      * Watching a lock never makes an acquisition fail: a {@code status} loop in another process
@@ -226,6 +228,7 @@ public abstract class LockProviderContract {
                 .redirectError(errors.toFile()).start();
         int busy = 0;
         int made = 0;
+        List<String> slow = new ArrayList<>();
         long reads;
         java.util.concurrent.atomic.AtomicLong readsSoFar = new java.util.concurrent.atomic.AtomicLong();
         try (java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(
@@ -246,7 +249,18 @@ public abstract class LockProviderContract {
             // dozen times beside them: on a loaded machine its start can take most of a run of tries.
             long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             while (made < tries || (readsSoFar.get() < MIN_READS && System.nanoTime() < giveUp)) {
-                Optional<LockHandle> handle = lock.tryAcquire();
+                Optional<LockHandle> handle;
+                try {
+                    handle = lock.tryAcquire();
+                } catch (dev.kanuki.LockBackendException e) {
+                    // A try without waiting has one second for its round trip; a store starved of
+                    // CPU on a loaded machine (etcd, fsyncing beside two busy loops) can miss it.
+                    // That is an honest error, not a wrong answer: this test is about wrong busy
+                    // answers, so such a try is made again, and many of them fail the test.
+                    slow.add(e.getMessage());
+                    assertTrue(slow.size() <= MAX_SLOW_TRIES, () -> slow.size() + " tries did not get an answer: " + slow);
+                    continue;
+                }
                 made++;
                 if (handle.isEmpty()) {
                     busy++;
