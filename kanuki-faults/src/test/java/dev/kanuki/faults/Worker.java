@@ -143,6 +143,8 @@ final class Worker implements AutoCloseable {
         String answer = answer(within);
         if (answer != null && answer.startsWith("INC ")) {
             trial.accepted();
+        } else if (answer == null) {
+            trial.unanswered();
         }
         return answer;
     }
