@@ -136,9 +136,29 @@ final class Trial implements AutoCloseable {
             if (overlaps().isEmpty()) { // the holder was told lost() first: a loss under load, before any fault
                 throw new Retry("the holder lost its lock before the fault (told lost() first: no overlap)");
             }
+            if (target.documented(FaultSuiteTest.PAUSE) != null && aLeaseRanOutUnrenewed()) {
+                // Seen at load 60-100 (file:mkdir): the holder's JVM got no CPU for 12 s, its
+                // lease ran out unrenewed and a waiter broke it before the holder could log its
+                // exit. That is this target's documented pause case, caused by the machine
+                // before any fault was injected: the trial says nothing about the fault.
+                throw new Retry("the holder was starved past its lease before the fault (the documented pause case): "
+                        + overlaps());
+            }
             throw new Failure("a second process held the lock while the first believed it held it: " + overlaps());
         }
         return started;
+    }
+
+    /** @return whether a worker's engine reported a lease that ran out before its renewal was confirmed */
+    private boolean aLeaseRanOutUnrenewed() throws IOException {
+        try (var files = Files.list(dir)) {
+            for (Path err : (Iterable<Path>) files.filter(p -> p.getFileName().toString().endsWith(".err"))::iterator) {
+                if (Files.readString(err).contains("its lease ran out before a renewal was confirmed")) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     void killed(long pid) {
