@@ -257,7 +257,11 @@ public final class DirectorySpool implements WorkSpool {
                 }
             }
             BasicFileAttributes after = look(file);
-            if (after == null || !after.isRegularFile()) {
+            if (after == null) {
+                // moved on meanwhile (claimed, completed): a listing reads the spool while a holder works
+                throw new NoSuchFileException(file.toString());
+            }
+            if (!after.isRegularFile()) {
                 throw refused(file, after);
             }
             return buffer.array();

@@ -122,31 +122,54 @@ public final class ParkingLockImpl implements ParkingLock {
             if (taken.isEmpty()) {
                 return applied; // its holder looks at the spool after its own release
             }
+            Tally tally = new Tally();
+            long token;
             try (LockHandle handle = taken.get()) {
-                applied += drainHeld(handle, handle.fencingToken());
+                token = handle.fencingToken();
+                drainHeld(handle, token, tally);
+            }
+            applied += tally.applied;
+            if (tally.claimed == 0) {
+                // Items wait but none could be claimed: they are claimed under a newer token than
+                // this holder's. Taking the lock again would find the same; leave them.
+                log.warn("lock {}: items wait in {} claimed under a fencing token above {}, this holder's;"
+                        + " left for their holder (did this backend's tokens go back?)",
+                        SafeNames.printable(lock.name()), spool.describe(), token);
+                return applied;
             }
         }
         return applied;
     }
 
-    /** {@return the items applied} Runs every waiting item while the handle is held. */
+    /** What one drain did. */
+    private static final class Tally {
+        int claimed;
+        int applied;
+    }
+
     private int drainHeld(LockHandle handle, long token) {
-        int applied = 0;
+        Tally tally = new Tally();
+        drainHeld(handle, token, tally);
+        return tally.applied;
+    }
+
+    /** Runs every waiting item while the handle is held. */
+    private void drainHeld(LockHandle handle, long token, Tally tally) {
         while (handle.isHeld()) {
             List<ParkedItem> batch = spool.claim(lock.name(), token, batchSize);
             if (batch.isEmpty()) {
-                return applied;
+                return;
             }
+            tally.claimed += batch.size();
             for (ParkedItem item : batch) {
                 if (!handle.isHeld()) {
-                    return applied; // the claimed rest goes to the next holder
+                    return; // the claimed rest goes to the next holder
                 }
                 if (run(handle, token, item)) {
-                    applied++;
+                    tally.applied++;
                 }
             }
         }
-        return applied;
     }
 
     /** {@return true when the handler applied the item} Tries it until it succeeds or is dead. */

@@ -31,7 +31,8 @@ public final class ParkCounter implements ParkHandler {
      * A counter in a directory.
      *
      * @param dir holds {@code counter} (count, then one line per counted item: id, token,
-     *     payload) and {@code duplicates} (items seen again)
+     *     payload), {@code duplicates} (items seen again) and {@code handling} (the pid that ran
+     *     a handler last)
      * @param delayMillis how long each item takes, so that kills land inside handlers
      */
     public ParkCounter(Path dir, long delayMillis) {
@@ -57,8 +58,10 @@ public final class ParkCounter implements ParkHandler {
         if (item.attempts() == 0 && failsOnce(payload)) {
             throw new IllegalStateException("transient failure of " + payload);
         }
+        // Who runs a handler now, for the proof to kill a holder mid-item.
+        Files.writeString(dir.resolve("handling"), Long.toString(ProcessHandle.current().pid()), StandardCharsets.UTF_8);
         if (delayMillis > 0) {
-            Thread.sleep(delayMillis);
+            Thread.sleep(delayMillis / 4);
         }
         Counted counted = read(dir);
         if (counted.lines.containsKey(item.id())) {
@@ -77,6 +80,11 @@ public final class ParkCounter implements ParkHandler {
         }
         // The count and the id in one atomic step: never one without the other.
         Files.move(tmp, dir.resolve("counter"), StandardCopyOption.ATOMIC_MOVE);
+        if (delayMillis > 0) {
+            // Counted but not yet removed from the spool: a kill here makes the next holder run
+            // the item again, and the id recorded with the count catches it.
+            Thread.sleep(delayMillis - delayMillis / 4);
+        }
     }
 
     /**

@@ -20,6 +20,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -375,15 +376,31 @@ public abstract class WorkSpoolContract {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         ProcessBuilder builder = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
                 ParkWorkerMain.class.getName(), uri(tempDir), spoolSpec(tempDir), name, counterDir.toString(),
-                "w" + slot, Integer.toString(from), Integer.toString(to), "3", Integer.toString(poison));
+                "w" + slot, Integer.toString(from), Integer.toString(to), "10", Integer.toString(poison));
         builder.redirectError(tempDir.resolve("worker-" + slot + "-" + from + ".err").toFile());
         return new Worker(builder.start(), slot, from);
     }
 
+    private static Worker handlingNow(Path counterDir, List<Worker> running) {
+        try {
+            long pid = Long.parseLong(Files.readString(counterDir.resolve("handling")).trim());
+            for (Worker w : running) {
+                if (w.process.pid() == pid) {
+                    return w;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // nobody handled an item yet, or the file is being rewritten: strike at random
+        }
+        return null;
+    }
+
     /**
      * Issue 29's proof: 4 producer JVMs × 50 offers on one lock (one offer the poison item), each
-     * item's handler taking a few ms; 4 times a random producer is SIGKILLed (often while it holds
-     * the lock and runs a handler: then a later holder takes its claimed items over) and replaced
+     * item's handler taking 10 ms (half of it after the count is written, before the item leaves
+     * the spool); 4 times, after about 25, 65, 105 and 145 items were counted, a producer is
+     * SIGKILLed (every other time the one running a handler at that moment: a holder mid-item,
+     * whose claimed items a later holder takes over) and replaced
      * by one that continues after the offers reported as returned. About one item in five fails
      * once. After the last producer exits and one final {@link ParkingLock#drain()}: the counter
      * holds every item once (199: all but the poison), the poison item is the one dead letter,
@@ -401,10 +418,17 @@ public abstract class WorkSpoolContract {
         }
         Random random = new Random();
         int kills = 0;
+        int holderKills = 0;
+        Set<Worker> killed = new HashSet<>();
         List<String> unknown = new ArrayList<>();
-        ParkingLock lock = ParkingLock.builder(provider.lock(name), spool, new ParkCounter(counterDir, 3)).maxAttempts(3).build();
+        ParkingLock lock = ParkingLock.builder(provider.lock(name), spool, new ParkCounter(counterDir, 10)).maxAttempts(3).build();
         for (int round = 0; round < 4; round++) {
-            Thread.sleep(300 + random.nextInt(1200)); // when to strike, not a wait for a condition
+            // Strike while work is being done: after another 40 or so items were counted.
+            long threshold = 25 + 40L * round + random.nextInt(10);
+            org.awaitility.Awaitility.await("item " + threshold + " counted").atMost(Duration.ofMinutes(2))
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> ParkCounter.read(counterDir).count() >= threshold
+                            || java.util.Arrays.stream(workers).noneMatch(w -> w.process.isAlive()));
             List<Worker> running = new ArrayList<>();
             for (Worker w : workers) {
                 if (w.process.isAlive() && !w.done()) {
@@ -415,7 +439,16 @@ public abstract class WorkSpoolContract {
                 break;
             }
             Worker victim = running.get(random.nextInt(running.size()));
+            if (round % 2 == 1) {
+                // Every other kill aims at the process running a handler now: a holder mid-item.
+                Worker handling = handlingNow(counterDir, running);
+                if (handling != null) {
+                    victim = handling;
+                    holderKills++;
+                }
+            }
             victim.process.destroyForcibly(); // SIGKILL
+            killed.add(victim);
             assertTrue(victim.process.waitFor(60, TimeUnit.SECONDS));
             kills++;
             int next = victim.lastAccepted() + 1;
@@ -438,11 +471,21 @@ public abstract class WorkSpoolContract {
             }
         }
         for (Worker w : workers) {
+            if (killed.contains(w)) {
+                continue; // killed after its last offer returned: nothing left to replace
+            }
             assertTrue(w.process.waitFor(120, TimeUnit.SECONDS), "a producer did not finish");
             assertEquals(0, w.process.exitValue(), "a producer failed; stderr in " + tempDir);
         }
-        // A holder killed last leaves its claimed items until someone drains.
-        int late = lock.drain();
+        // A holder killed last leaves its claimed items until its lock frees (at once for a
+        // session lock, after the lease for a ttl one) and someone drains.
+        AtomicInteger lateCount = new AtomicInteger();
+        org.awaitility.Awaitility.await("the final drain").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200))
+                .until(() -> {
+                    lateCount.addAndGet(lock.drain());
+                    return lock.waiting().isEmpty();
+                });
+        int late = lateCount.get();
 
         ParkCounter.Counted counted = ParkCounter.read(counterDir);
         List<String> payloads = counted.payloads();
@@ -473,8 +516,8 @@ public abstract class WorkSpoolContract {
         Path duplicates = counterDir.resolve("duplicates");
         long caught = Files.exists(duplicates) ? Files.readAllLines(duplicates).size() : 0;
         org.slf4j.LoggerFactory.getLogger(WorkSpoolContract.class).info(
-                "park proof over {}: {} items counted, {} kills, {} duplicates caught by id, {} left for the final drain",
-                spool.describe(), counted.count(), kills, caught, late);
-        Files.writeString(tempDir.resolve("summary"), counted.count() + " " + kills + " " + caught + " " + late);
+                "park proof over {}: {} items counted, {} kills ({} aimed at a holder in a handler),"
+                        + " {} duplicates caught by id, {} left for the final drain",
+                spool.describe(), counted.count(), kills, holderKills, caught, late);
     }
 }
