@@ -62,23 +62,56 @@ public final class ParkingLockImpl implements ParkingLock {
     @Override
     public Offer offer(byte[] bytes) {
         ParkedItem item = new ParkedItem(ItemIds.next(), ItemIds.PRODUCER, bytes.clone(), 0);
-        Optional<LockHandle> taken = lock.tryAcquire();
+        Optional<LockHandle> taken;
+        try {
+            taken = lock.tryAcquire();
+        } catch (dev.kanuki.LockBackendException e) {
+            // The lock's store did not answer: the item is not lost for that, it is parked (the
+            // spool may well answer; if not, park throws and the offer fails as a whole).
+            log.debug("lock {}: the attempt to take it failed; parking item {}", SafeNames.printable(lock.name()),
+                    item.id(), e);
+            taken = Optional.empty();
+        }
         if (taken.isEmpty()) {
             spool.park(lock.name(), item);
             // The holder may have made its last look at the spool just before this item became
             // visible, and released since: then nobody would come for it. Try once more.
-            drainWhileWaiting();
+            drainAfter();
             return new Offer(Offer.Outcome.PARKED, item.id(), 0);
         }
         Offer result;
         try (LockHandle handle = taken.get()) {
             long token = handle.fencingToken();
-            // Items parked before this one first: one producer's items run in offer order.
-            drainHeld(handle, token);
+            try {
+                // Items parked before this one first: one producer's items run in offer order.
+                drainHeld(handle, token);
+            } catch (RuntimeException e) {
+                // The spool or a handler's bookkeeping failed under the lock: the offered item
+                // is parked rather than refused (if parking fails too, the offer fails).
+                spool.park(lock.name(), item);
+                log.warn("lock {}: draining {} failed; item {} parked for the next holder: {}",
+                        SafeNames.printable(lock.name()), spool.describe(), item.id(),
+                        SafeNames.printable(String.valueOf(e)));
+                return new Offer(Offer.Outcome.PARKED, item.id(), 0);
+            }
             result = applyOwn(handle, token, item);
         }
-        drainWhileWaiting();
+        drainAfter();
         return result;
+    }
+
+    /**
+     * The look after a release, once the offered item is applied or parked: a failure here must
+     * not make the caller believe its item was refused (a retry would offer it twice). The items
+     * stay in the spool for the next holder.
+     */
+    private void drainAfter() {
+        try {
+            drainWhileWaiting();
+        } catch (RuntimeException e) {
+            log.warn("lock {}: draining {} after a release failed; the items wait for the next offer or drain(): {}",
+                    SafeNames.printable(lock.name()), spool.describe(), SafeNames.printable(String.valueOf(e)));
+        }
     }
 
     private Offer applyOwn(LockHandle handle, long token, ParkedItem item) {
@@ -96,7 +129,12 @@ public final class ParkingLockImpl implements ParkingLock {
                     SafeNames.printable(lock.name()), e);
             lastErrors.put(item.id(), describe(e));
             spool.park(lock.name(), item.withAttempts(1));
-            drainHeld(handle, token);
+            try {
+                drainHeld(handle, token);
+            } catch (RuntimeException failed) {
+                log.warn("lock {}: draining {} failed; the items wait for the next holder: {}",
+                        SafeNames.printable(lock.name()), spool.describe(), SafeNames.printable(String.valueOf(failed)));
+            }
             return new Offer(Offer.Outcome.PARKED, item.id(), 0);
         }
     }

