@@ -136,6 +136,31 @@ public interface LockProvider extends AutoCloseable {
     }
 
     /**
+     * The spool this provider's store keeps for {@link ParkingLock}s, when it has one (Redis: a
+     * list and hashes per name beside the lock's keys). Closed with the provider.
+     *
+     * @return the store's spool
+     * @throws UnsupportedOperationException when the store keeps none: use
+     *     {@link Spools#directory} on a directory every process sees
+     */
+    default dev.kanuki.spi.WorkSpool spool() {
+        throw new UnsupportedOperationException("this provider's store keeps no spool; use Spools.directory(DIR)");
+    }
+
+    /**
+     * A {@link ParkingLock} on the lock {@code name} over this provider's own {@link #spool()},
+     * with the default options ({@link ParkingLock#builder} sets others or another spool).
+     *
+     * @param name the lock's name
+     * @param handler applies items; every process taking part registers the same one
+     * @return the parking lock
+     * @throws UnsupportedOperationException when the store keeps no spool
+     */
+    default ParkingLock parkingLock(String name, ParkHandler handler) {
+        return ParkingLock.builder(lock(name), spool(), handler).build();
+    }
+
+    /**
      * Releases every lock still held through this provider and frees its resources. Idempotent.
      *
      * <p>In this order: the provider is marked closed, so acquisitions started from now on throw

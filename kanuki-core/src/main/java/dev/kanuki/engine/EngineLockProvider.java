@@ -266,6 +266,17 @@ public final class EngineLockProvider implements LockProvider {
         return backend.prune(dryRun);
     }
 
+    @Override
+    public dev.kanuki.spi.WorkSpool spool() {
+        checkOpen();
+        dev.kanuki.spi.WorkSpool spool = backend.spool();
+        if (spool == null) {
+            throw new UnsupportedOperationException(uri + " keeps no spool of its own; use Spools.directory(DIR)"
+                    + " on a directory every process sees");
+        }
+        return spool;
+    }
+
     /** {@return who holds the lock, when the backend can tell; never throws} */
     OwnerInfo holderOf(String name) {
         try {

@@ -179,6 +179,16 @@ public interface LockBackend extends AutoCloseable {
         throw new UnsupportedOperationException("this backend leaves nothing behind to prune");
     }
 
+    /**
+     * The spool this backend's store keeps for parking locks ({@link dev.kanuki.LockProvider#spool()}),
+     * or null when it keeps none (the default). Closed by the backend's {@link #close()}.
+     *
+     * @return the spool, or null
+     */
+    default WorkSpool spool() {
+        return null;
+    }
+
     /** Frees the backend's resources. Grants still held are released by the engine first. */
     @Override
     void close();

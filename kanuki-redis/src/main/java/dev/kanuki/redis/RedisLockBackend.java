@@ -482,6 +482,12 @@ final class RedisLockBackend implements dev.kanuki.spi.LockBackend {
         return before;
     }
 
+    /** The store's spool for parking locks: keys beside each name's lock keys ({@link RedisSpool}). */
+    @Override
+    public dev.kanuki.spi.WorkSpool spool() {
+        return new RedisSpool(redis, scope);
+    }
+
     @Override
     public void close() {
         channels.close();
