@@ -226,7 +226,9 @@ public final class Torture {
 
         /** Waits until every worker has created its ready file; fails when one dies or is slow. */
         private void awaitReady() throws IOException, InterruptedException {
-            Duration limit = Duration.ofSeconds(Math.max(60, 2L * options.processes()));
+            // Generous: a worker JVM's start is not what is tested, and at load 40-60 on two cores
+            // one needed more than 60 s to start, open its backend and take the lock once.
+            Duration limit = Duration.ofSeconds(Math.max(180, 2L * options.processes()));
             long deadline = System.nanoTime() + limit.toNanos();
             int ready = 0;
             while (true) {
