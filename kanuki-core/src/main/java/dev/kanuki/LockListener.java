@@ -20,7 +20,10 @@ package dev.kanuki;
  * waiter that was queued, the releasing thread or a kanuki worker), never while the engine holds
  * an internal monitor; {@code RELEASED} on the thread that closes the handle, after the backend
  * released the lock; {@code LOST} on the thread that found out (the lease watchdog, a check).
- * So a listener must be quick and must not block, nor acquire kanuki locks. A listener that
+ * The events of one acquisition reach a listener one at a time and in the order above, also when
+ * they happen on different threads at once (a maximum hold passing while {@code ACQUIRED} is
+ * still being delivered: {@code LOST} waits for it). A listener must be quick and must not block,
+ * nor acquire kanuki locks. A listener that
  * throws is logged (SLF4J, logger {@code dev.kanuki.engine.EngineEvents}) and the lock goes on as
  * if it had not been called.
  */

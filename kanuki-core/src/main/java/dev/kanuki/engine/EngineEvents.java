@@ -7,7 +7,6 @@ import dev.kanuki.LockTimeoutException;
 import dev.kanuki.spi.SafeNames;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -99,7 +98,13 @@ final class EngineEvents {
         /** Set once acquired: when, and how long the wait took. */
         private volatile long acquiredNanos;
         private volatile long waitedNanos;
-        private final AtomicInteger holdEnds = new AtomicInteger();
+        // Guarded by this: the events of a hold are delivered one at a time, ACQUIRED first.
+        private boolean acquiredFired;
+        private boolean lostOrReleased;
+        private boolean released;
+        private LockLostException pendingLost;
+        private long pendingLostHeld;
+        private long pendingReleaseHeld = -1;
 
         private Acquisition(EngineEvents events, Waiter waiter, long startNanos) {
             this.events = events;
@@ -123,9 +128,20 @@ final class EngineEvents {
             return true;
         }
 
-        /** Fires {@code ACQUIRED}, after {@link #claimAcquired()} said so, before the waiter is handed the handle. */
-        void fireAcquired() {
+        /**
+         * Fires {@code ACQUIRED}, after {@link #claimAcquired()} said so, before the waiter is
+         * handed the handle; then a {@code LOST} or {@code RELEASED} that came meanwhile (a
+         * maximum hold can pass, or the provider close, while a slow listener hears of the grant).
+         */
+        synchronized void fireAcquired() {
             fire(LockEvent.Kind.ACQUIRED, waitedNanos, 0, null);
+            acquiredFired = true;
+            if (pendingLost != null) {
+                fire(LockEvent.Kind.LOST, waitedNanos, pendingLostHeld, pendingLost);
+            }
+            if (pendingReleaseHeld >= 0) {
+                fire(LockEvent.Kind.RELEASED, waitedNanos, pendingReleaseHeld, null);
+            }
         }
 
         /** The waiter's future completed exceptionally. */
@@ -141,24 +157,37 @@ final class EngineEvents {
             } else {
                 kind = LockEvent.Kind.FAILED;
             }
-            if (cause instanceof CancellationException) {
-                kind = LockEvent.Kind.FAILED;
-            }
             fire(kind, System.nanoTime() - startNanos, 0, kind == LockEvent.Kind.REFUSED ? null : cause);
         }
 
         /** The handle was found lost. */
-        void lost(LockLostException reason) {
-            if (holdEnds.compareAndSet(0, 1)) {
-                fire(LockEvent.Kind.LOST, waitedNanos, System.nanoTime() - acquiredNanos, reason);
+        synchronized void lost(LockLostException reason) {
+            if (lostOrReleased) {
+                return;
             }
+            lostOrReleased = true;
+            long held = System.nanoTime() - acquiredNanos;
+            if (!acquiredFired) {
+                pendingLost = reason;
+                pendingLostHeld = held;
+                return;
+            }
+            fire(LockEvent.Kind.LOST, waitedNanos, held, reason);
         }
 
         /** The handle was closed and released. */
-        void released() {
-            if (holdEnds.getAndSet(2) != 2) {
-                fire(LockEvent.Kind.RELEASED, waitedNanos, System.nanoTime() - acquiredNanos, null);
+        synchronized void released() {
+            if (released) {
+                return;
             }
+            released = true;
+            lostOrReleased = true;
+            long held = System.nanoTime() - acquiredNanos;
+            if (!acquiredFired) {
+                pendingReleaseHeld = held;
+                return;
+            }
+            fire(LockEvent.Kind.RELEASED, waitedNanos, held, null);
         }
 
         private void fire(LockEvent.Kind kind, long waited, long held, Throwable error) {
