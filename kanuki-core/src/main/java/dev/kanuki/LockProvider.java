@@ -161,6 +161,29 @@ public interface LockProvider extends AutoCloseable {
     }
 
     /**
+     * Registers a listener for the events of this provider's locks (see {@link LockListener}):
+     * acquisitions started from now on report to it. With no listener registered, the engine's
+     * cost is one volatile read per acquisition and per release.
+     *
+     * @param listener the listener; registering one twice makes it hear every event twice
+     * @throws UnsupportedOperationException when this provider does not report events (a
+     *     provider of one's own that does not override this)
+     */
+    default void addListener(LockListener listener) {
+        throw new UnsupportedOperationException("this provider reports no lock events");
+    }
+
+    /**
+     * Unregisters a listener: acquisitions started from now on no longer report to it (those
+     * already started still do, so that it sees each one to its end).
+     *
+     * @param listener a listener registered with {@link #addListener}; others are ignored
+     */
+    default void removeListener(LockListener listener) {
+        // a provider that reports no events has none registered
+    }
+
+    /**
      * Releases every lock still held through this provider and frees its resources. Idempotent.
      *
      * <p>In this order: the provider is marked closed, so acquisitions started from now on throw

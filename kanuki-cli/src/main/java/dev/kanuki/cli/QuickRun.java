@@ -145,7 +145,8 @@ final class QuickRun {
             case "--backend" -> run.backend = value;
             case "--wait", "--lease", "--kill-after", "--max-time" -> {
                 try {
-                    java.time.Duration d = Durations.parse(value);
+                    java.time.Duration d = canonical.equals("--wait") && value.equals("forever")
+                            ? RunCommand.FOREVER : Durations.parse(value);
                     switch (canonical) {
                         case "--wait" -> run.wait = d;
                         case "--lease" -> run.lease = d;

@@ -34,7 +34,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "run",
         mixinStandardHelpOptions = true,
-        customSynopsis = {"kanuki run [-hsV] [-b=URI] [-E=N] [-w=DURATION | -n] [--lease=DURATION]",
+        customSynopsis = {"kanuki run [-hsV] [-b=URI] [-E=N] [-w=DURATION|forever | -n] [--lease=DURATION]",
             "           [--on-lost=term|kill|ignore] [--kill-after=DURATION] [--max-time=DURATION]",
             "           NAME [--] CMD [ARG...]"},
         description = {
@@ -73,9 +73,24 @@ final class RunCommand implements Callable<Integer> {
             description = "The lock backend (default: ${DEFAULT-VALUE}).")
     String backend = LockProvider.DEFAULT_URI;
 
-    @Option(names = {"-w", "--wait"}, paramLabel = "DURATION", converter = DurationConverter.class,
-            description = "Wait at most DURATION for the lock (e.g. 500ms, 5s, 2m).")
+    /**
+     * {@code -w forever}: wait without limit, as without {@code -w}; spelled out for a standby
+     * ({@code kanuki run -w forever NAME CMD} beside a running one takes over when it ends).
+     */
+    static final Duration FOREVER = ChronoUnit.FOREVER.getDuration();
+
+    @Option(names = {"-w", "--wait"}, paramLabel = "DURATION", converter = WaitConverter.class,
+            description = "Wait at most DURATION for the lock (e.g. 500ms, 5s, 2m), or forever (the default "
+                    + "without -w or -n: a standby that runs CMD when the holder ends, even by SIGKILL).")
     Duration wait;
+
+    /** Reads {@code -w}: a duration, or {@code forever}. */
+    static final class WaitConverter implements picocli.CommandLine.ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String value) {
+            return value.equals("forever") ? FOREVER : new DurationConverter().convert(value);
+        }
+    }
 
     @Option(names = {"-n", "--nonblock"}, description = "Fail at once when the lock is held.")
     boolean noWait;
@@ -139,6 +154,7 @@ final class RunCommand implements Callable<Integer> {
         PrintWriter err = err();
         SqliteNative.prepareFor(backend);
         long start = System.nanoTime();
+        Duration wait = FOREVER.equals(this.wait) ? null : this.wait; // forever: no bound, as without -w
         try (CommandProcess.Launcher launcher = CommandProcess.launcher();
                 LockProvider provider = BoundedOpen.open(backendWithLease(), wait)) {
             DistributedLock lock = shared ? provider.readWriteLock(name).readLock() : provider.lock(name);

@@ -27,7 +27,9 @@ class QuickRunTest {
             new String[] {"run", "--lease", "2s", "--on-lost", "kill", "--kill-after=3s", "job", "--", "x"},
             new String[] {"run", "--on-lost=ignore", "--lease=1500ms", "job", "x"},
             new String[] {"run", "--max-time", "2m", "--kill-after", "5s", "job", "--", "x"},
-            new String[] {"run", "--max-time=90s", "job", "x"});
+            new String[] {"run", "--max-time=90s", "job", "x"},
+            new String[] {"run", "-w", "forever", "job", "--", "x"},
+            new String[] {"run", "--wait=forever", "-b", "file:", "job", "x"});
 
     private static final List<String[]> LEFT_TO_PICOCLI = List.of(
             new String[] {"run", "--help"},

@@ -39,6 +39,8 @@ final class EngineHandle implements LockHandle {
     private volatile ScheduledFuture<?> holdLimit;
     /** The thread a passed maximum hold interrupts (set by the acquiring thread, when asked for). */
     private volatile Thread holder;
+    /** The events of the acquisition, when listeners were registered as it started; else null. */
+    volatile EngineEvents.Acquisition events;
     /** Why the engine closed this handle itself (a passed maximum hold): what verify() says after it. */
     private volatile LockLostException closedByEngine;
 
@@ -151,6 +153,10 @@ final class EngineHandle implements LockHandle {
         }
         log.warn("{}", reason.getMessage());
         lostFuture().complete(reason);
+        EngineEvents.Acquisition ev = events;
+        if (ev != null) {
+            ev.lost(reason);
+        }
     }
 
     @Override
@@ -180,6 +186,10 @@ final class EngineHandle implements LockHandle {
                     beforeRelease.run();
                 }
                 gate.release(this); // ends the backend work once the backend released
+                EngineEvents.Acquisition ev = events;
+                if (ev != null) {
+                    ev.released();
+                }
                 return;
             }
             s = state.get();

@@ -96,6 +96,10 @@ final class EngineLock implements DistributedSemaphore {
         provider.checkOpen();
         long now = System.nanoTime();
         Waiter w = new Waiter(this, newRequest(now, timeout), timeout, now, true);
+        EngineEvents events = provider.events;
+        if (events != null) {
+            w.events = events.waiting(w, now);
+        }
         provider.register(w);
         if (w.isDone()) {
             return w.future; // the provider closed meanwhile
@@ -130,6 +134,10 @@ final class EngineLock implements DistributedSemaphore {
         provider.checkOpen();
         long now = System.nanoTime();
         Waiter w = new Waiter(this, newRequest(now, timeout), timeout, now, nameHolder);
+        EngineEvents events = provider.events;
+        if (events != null) {
+            w.events = events.waiting(w, now);
+        }
         provider.register(w);
         if (w.isDone()) {
             return w; // the provider closed meanwhile: awaitHandle reports it

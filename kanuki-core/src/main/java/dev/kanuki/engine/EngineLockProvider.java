@@ -62,9 +62,17 @@ public final class EngineLockProvider implements LockProvider {
     private final Condition drained = drainLock.newCondition();
     private final LeaseWatchdog watchdog;
     private volatile boolean closed;
+    /** The registered listeners, or null when there are none: the engine's one read per acquisition. */
+    volatile EngineEvents events;
+    /** Guards changes of {@link #events}. */
+    private final Object listenersLock = new Object();
+    /** The URI's scheme, which events carry. */
+    private final String scheme;
 
     private EngineLockProvider(String uri, LockBackend backend, EngineOptions options) {
-        this.uri = LockUri.parse(uri).redacted();
+        LockUri parsed = LockUri.parse(uri);
+        this.uri = parsed.redacted();
+        this.scheme = parsed.scheme();
         this.backend = backend;
         this.capabilities = backend.capabilities();
         this.scope = backend.scope();
@@ -275,6 +283,21 @@ public final class EngineLockProvider implements LockProvider {
                     + " on a directory every process sees");
         }
         return spool;
+    }
+
+    @Override
+    public void addListener(dev.kanuki.LockListener listener) {
+        java.util.Objects.requireNonNull(listener, "listener");
+        synchronized (listenersLock) {
+            events = EngineEvents.with(events, listener, scheme);
+        }
+    }
+
+    @Override
+    public void removeListener(dev.kanuki.LockListener listener) {
+        synchronized (listenersLock) {
+            events = EngineEvents.without(events, listener);
+        }
     }
 
     /** {@return who holds the lock, when the backend can tell; never throws} */

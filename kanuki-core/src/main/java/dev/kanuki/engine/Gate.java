@@ -418,11 +418,19 @@ final class Gate {
      */
     private static void deliverNow(Waiter w, EngineHandle handle, boolean contended) {
         EngineLockProvider provider = handle.lock.provider;
+        EngineEvents.Acquisition events = w.events;
+        boolean acquiredEvent = events != null && events.claimAcquired();
+        if (acquiredEvent) {
+            handle.events = events; // before tracking publishes the handle to other threads
+        }
         provider.track(handle);
         if (contended) {
             // Tracked: from here the provider's close releases it. Ended before the future
             // completes, because its callbacks may close the provider, which waits for this.
             provider.endBackendWork();
+        }
+        if (acquiredEvent) {
+            events.fireAcquired(); // before the waiter's callbacks, which may release at once
         }
         if (!w.future.complete(handle)) {
             // The waiter gave up (timeout, cancel, provider closed) while the grant was on its way.

@@ -36,6 +36,8 @@ final class Waiter {
     final CompletableFuture<LockHandle> future = new CompletableFuture<>();
     /** Whether a timeout should name the holder (costs a backend call); not for try-lock. */
     private final boolean nameHolder;
+    /** Its events, when the provider had listeners as it started; else null. */
+    EngineEvents.Acquisition events;
     /** Set when the waiter found the gate idle and contends at once. */
     boolean contendNow;
     /** The gate it queues in; set when it enters one. */

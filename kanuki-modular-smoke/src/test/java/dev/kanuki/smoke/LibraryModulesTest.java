@@ -41,11 +41,13 @@ class LibraryModulesTest {
             Map.entry("kanuki-etcd", "dev.kanuki.etcd"),
             Map.entry("kanuki-zookeeper", "dev.kanuki.zookeeper"),
             Map.entry("kanuki-servlet", "dev.kanuki.servlet"),
+            Map.entry("kanuki-micrometer", "dev.kanuki.micrometer"),
             Map.entry("kanuki-torture", "dev.kanuki.torture"),
             Map.entry("kanuki-testkit", "dev.kanuki.testkit")));
 
     /** Automatic modules, named in their manifests: their dependencies declare no module names (see their POMs). */
-    private static final Set<String> AUTOMATIC = Set.of("kanuki-etcd", "kanuki-zookeeper", "kanuki-testkit");
+    private static final Set<String> AUTOMATIC = Set.of("kanuki-etcd", "kanuki-zookeeper", "kanuki-testkit",
+            "kanuki-micrometer");
 
     /** Module → the packages it exports (explicit modules; an automatic module exports every package). */
     private static final Map<String, Set<String>> EXPORTS = Map.of(

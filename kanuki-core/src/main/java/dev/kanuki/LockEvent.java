@@ -1,0 +1,122 @@
+package dev.kanuki;
+
+import dev.kanuki.spi.LockMode;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * One thing that happened to an acquisition of a lock, as a {@link LockListener} is told.
+ *
+ * <p>Immutable. Times are measured on this JVM's monotonic clock ({@link System#nanoTime()}).
+ */
+public final class LockEvent {
+
+    /** What happened. */
+    public enum Kind {
+        /** An acquisition starts: {@code acquire}, {@code tryAcquire} or {@code acquireAsync} was called. */
+        WAITING,
+        /** The acquisition got the lock; {@link #waited()} is how long it took. */
+        ACQUIRED,
+        /** A single attempt ({@code tryAcquire()}, or a zero timeout) found the lock busy. */
+        REFUSED,
+        /** The wait ran out before the lock was free; {@link #error()} is the {@link LockTimeoutException}. */
+        TIMED_OUT,
+        /**
+         * The acquisition ended otherwise: the backend failed, the provider was closed, the thread
+         * was interrupted, the future was cancelled; {@link #error()} says which.
+         */
+        FAILED,
+        /**
+         * The lock was found lost while held (lease not renewed, session ended, lock file removed,
+         * maximum hold passed); {@link #held()} runs to that moment and {@link #error()} is the
+         * {@link LockLostException}. A {@link #RELEASED} event follows when the handle is closed.
+         */
+        LOST,
+        /** The handle was closed and the backend released the lock; {@link #held()} is how long it was held. */
+        RELEASED
+    }
+
+    private final Kind kind;
+    private final long acquisition;
+    private final String name;
+    private final String scheme;
+    private final LockMode mode;
+    private final Duration waited;
+    private final Duration held;
+    private final Throwable error;
+
+    /**
+     * Makes an event (the engine does; public so that listeners can be tested).
+     *
+     * @param kind what happened
+     * @param acquisition the number of the acquisition, the same for all its events
+     * @param name the lock's name
+     * @param scheme the backend's URI scheme, e.g. {@code file}, {@code redis}
+     * @param mode exclusive (also a read-write lock's write lock), shared (its read lock) or a semaphore permit
+     * @param waited how long the acquisition waited (zero for {@link Kind#WAITING})
+     * @param held how long the lock was held ({@link Kind#LOST}, {@link Kind#RELEASED}), else zero
+     * @param error the failure, for {@link Kind#TIMED_OUT}, {@link Kind#FAILED} and {@link Kind#LOST}; else null
+     */
+    public LockEvent(Kind kind, long acquisition, String name, String scheme, LockMode mode, Duration waited,
+                     Duration held, Throwable error) {
+        this.kind = Objects.requireNonNull(kind, "kind");
+        this.acquisition = acquisition;
+        this.name = Objects.requireNonNull(name, "name");
+        this.scheme = Objects.requireNonNull(scheme, "scheme");
+        this.mode = Objects.requireNonNull(mode, "mode");
+        this.waited = Objects.requireNonNull(waited, "waited");
+        this.held = Objects.requireNonNull(held, "held");
+        this.error = error;
+    }
+
+    /** {@return what happened} */
+    public Kind kind() {
+        return kind;
+    }
+
+    /**
+     * {@return a number that identifies the acquisition within this JVM: all its events carry it,
+     *     so that a listener can match a wait's end and a hold's end to their start}
+     */
+    public long acquisition() {
+        return acquisition;
+    }
+
+    /** {@return the lock's name (canonical form, see {@link LockNames})} */
+    public String name() {
+        return name;
+    }
+
+    /** {@return the backend's URI scheme, e.g. {@code mem}, {@code file}, {@code redis}} */
+    public String scheme() {
+        return scheme;
+    }
+
+    /** {@return how the lock is taken: exclusive, shared (read) or a semaphore permit} */
+    public LockMode mode() {
+        return mode;
+    }
+
+    /** {@return how long the acquisition waited: until this event, or until it got the lock} */
+    public Duration waited() {
+        return waited;
+    }
+
+    /** {@return how long the lock was held, for {@link Kind#LOST} and {@link Kind#RELEASED}; else zero} */
+    public Duration held() {
+        return held;
+    }
+
+    /** {@return the failure of a {@link Kind#TIMED_OUT}, {@link Kind#FAILED} or {@link Kind#LOST} event} */
+    public Optional<Throwable> error() {
+        return Optional.ofNullable(error);
+    }
+
+    @Override
+    public String toString() {
+        return "LockEvent[" + kind + " #" + acquisition + " '" + dev.kanuki.spi.SafeNames.printable(name) + "' "
+                + scheme + " " + mode + " waited " + waited + " held " + held
+                + (error == null ? "" : " " + error.getClass().getSimpleName()) + "]";
+    }
+}
