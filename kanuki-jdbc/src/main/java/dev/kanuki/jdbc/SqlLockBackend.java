@@ -42,9 +42,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Fencing and owners.</b> Acquiring runs the bare lock function and writes nothing. The
  * fencing token is issued when the holder first asks for it ({@link SqlGrant#fencingToken()}):
- * the name's row in the lock-record table goes to token + 1 in a committed write that happens
- * only while the session still holds the lock, so a token survives restarts and crashes of the
- * server and is never issued to a session that lost its lock. A lock whose holder does not use
+ * the name's row in the lock-record table goes to token + 1 (and above the table's floor: see
+ * {@link #prune}) in a committed write that happens only while the session still holds the lock,
+ * so a token survives restarts and crashes of the server and is never issued to a session that
+ * lost its lock. A lock whose holder does not use
  * fencing costs no write. Once a holder of a name has asked, later acquisitions of that name
  * in this backend issue the token in the acquisition's own round trip (the write gated by the
  * lock function in the same statement), until a holder releases without asking: names used with
@@ -529,13 +530,13 @@ final class SqlLockBackend implements LockBackend {
     }
 
     /**
-     * Removes the rows of names whose lock nobody holds or waits for (PostgreSQL), keeping each
-     * name's tokens strictly increasing: a row's token is folded into the table's floor row in the
-     * transaction that deletes it, while that transaction holds the name's lock, and every token
-     * is issued above the floor, in a statement that starts while its holder already holds the
-     * lock (so after any such fold has committed). A row whose lock is held, shared or waited for
-     * is left. Where rows cannot be removed safely (MySQL/MariaDB, see {@link SqlDialect#prunesRows})
-     * it refuses, saying what stays and why.
+     * Removes the rows of names whose lock nobody holds or waits for, keeping each name's tokens
+     * strictly increasing: a row's token is folded into the table's floor row in the transaction
+     * that deletes it, while prune holds the name's lock, and every token is issued above the
+     * floor, in a statement that starts while its holder already holds the lock (so after any such
+     * fold has committed). A row whose lock is held, shared or waited for is left. A dialect whose
+     * rows cannot be removed safely ({@link SqlDialect#prunesRows}) is refused, saying what stays
+     * and why.
      *
      * @return the names whose rows were removed ({@code dryRun}: whose locks are free now)
      */

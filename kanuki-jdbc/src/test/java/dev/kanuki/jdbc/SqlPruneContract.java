@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Timeout;
  * tokens strictly increasing: a removed row's last token is folded into the table's floor row, and
  * a name's next row starts above it, by every way a token is issued (on demand, with a try, with
  * a wait, to a reader). A lock that is held keeps its row. Each test has its own database, so the
- * floor of one does not lift another's tokens. {@link PostgresPruneTest}.
+ * floor of one does not lift another's tokens. {@link PostgresPruneTest}, {@link MysqlPruneTest}.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 abstract class SqlPruneContract {
