@@ -124,7 +124,25 @@ public final class FaultWorker {
         config.setBusyTimeout(20_000);
         SQLiteDataSource source = new SQLiteDataSource(config);
         source.setUrl("jdbc:sqlite:" + db);
-        return JdbcFencedResource.open(source, "counter");
+        // Opening creates the table if missing; at load ~100 two workers starting at once saw
+        // SQLITE_BUSY there despite the busy timeout (sqlite returns it without waiting in some
+        // lock upgrades), and the worker died before it could wait for the lock. Try again.
+        long giveUp = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            try {
+                return JdbcFencedResource.open(source, "counter");
+            } catch (dev.kanuki.LockBackendException e) {
+                if (System.nanoTime() > giveUp || !String.valueOf(e.getMessage()).contains("SQLITE_BUSY")) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
     }
 
     /** @return the counter's value, 0 before the first write */
