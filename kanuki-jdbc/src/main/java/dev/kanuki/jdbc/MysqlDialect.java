@@ -53,29 +53,20 @@ final class MysqlDialect extends SqlDialect {
                 + " ON DUPLICATE KEY UPDATE id = id";
         // parameters: id, name, lock name, host, pid, owner id, acquired-at, then IS_USED_LOCK's name
         String write = "INSERT INTO " + table + " (id, name, lock_name, token, holder_conn, owner_host, owner_pid, owner_id,"
-                + " acquired_at_ms) SELECT ?, ?, ?, LAST_INSERT_ID(%s), CONNECTION_ID(), ?, ?, ?, ? FROM DUAL WHERE %s"
-                + " ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(%s), lock_name = VALUES(lock_name),"
+                + " acquired_at_ms) SELECT ?, ?, ?, LAST_INSERT_ID(1), CONNECTION_ID(), ?, ?, ?, ? FROM DUAL WHERE %s"
+                + " ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1), lock_name = VALUES(lock_name),"
                 + " holder_conn = VALUES(holder_conn), owner_host = VALUES(owner_host), owner_pid = VALUES(owner_pid),"
                 + " owner_id = VALUES(owner_id), acquired_at_ms = VALUES(acquired_at_ms)";
-        // The floor (see prune) is read here only in a statement that starts while this session
-        // holds the lock, so after any prune that folded the name's row into it had committed.
-        String floor = "COALESCE((SELECT f.token FROM " + table + " f WHERE f.id = '" + FLOOR_ID + "'), 0)";
-        this.issue = String.format(write, floor + " + 1", "IS_USED_LOCK(?) = CONNECTION_ID()",
-                "GREATEST(token + 1, VALUES(token))");
-        // The eager form: the row is written only when GET_LOCK took the lock, in the same
-        // statement. MySQL may read other rows (the floor: a constant-table lookup) before the
-        // WHERE's GET_LOCK returns, so this statement never reads the floor: a row made anew (by
-        // this statement, by registerName, after a prune) has token 0, "not issued here yet",
-        // and keeps it; its holder then asks with the statement above (lockAndIssue does).
-        this.lockAndIssue = String.format(write, "0", "GET_LOCK(?, ?) = 1", "IF(token > 0, token + 1, 0)");
+        this.issue = String.format(write, "IS_USED_LOCK(?) = CONNECTION_ID()");
+        // the eager form: the row is written only when GET_LOCK took the lock, in the same statement
+        this.lockAndIssue = String.format(write, "GET_LOCK(?, ?) = 1");
         this.status = "SELECT h.holder, s.owner_host AS holder_host, s.owner_pid AS holder_pid, s.owner_id AS holder_id,"
                 + " t.token, t.owner_host, t.owner_pid, t.owner_id, t.acquired_at_ms"
                 + " FROM (SELECT IS_USED_LOCK(?) AS holder) h LEFT JOIN " + sessions + " s ON s.conn_id = h.holder"
                 + " LEFT JOIN " + table + " t ON t.id = ?";
         this.list = "SELECT t.id, t.name, t.token, t.owner_host, t.owner_pid, t.owner_id, t.acquired_at_ms, h.holder,"
                 + " s.owner_host AS holder_host, s.owner_pid AS holder_pid, s.owner_id AS holder_id"
-                + " FROM (SELECT id, IS_USED_LOCK(lock_name) AS holder FROM " + table + " WHERE id <> '" + FLOOR_ID
-                + "') h JOIN " + table
+                + " FROM (SELECT id, IS_USED_LOCK(lock_name) AS holder FROM " + table + ") h JOIN " + table
                 + " t ON t.id = h.id LEFT JOIN " + sessions + " s ON s.conn_id = h.holder ORDER BY t.name";
     }
 
@@ -220,17 +211,7 @@ final class MysqlDialect extends SqlDialect {
         if (rows == 0) {
             return OptionalLong.empty(); // GET_LOCK returned 0 (busy, timed out) or NULL (killed): nothing held
         }
-        long token = insertId(s, ps);
-        if (token > 0) {
-            return OptionalLong.of(token);
-        }
-        // A row made anew: its first token comes from the statement that reads the floor, now
-        // that the lock is held. Not held after all: the caller discards the session.
-        OptionalLong issued = issueToken(s, key, mode, owner);
-        if (issued.isEmpty()) {
-            throw new SQLException("GET_LOCK granted the lock but IS_USED_LOCK does not show it held");
-        }
-        return issued;
+        return OptionalLong.of(insertId(s, ps));
     }
 
     @Override
@@ -321,68 +302,6 @@ final class MysqlDialect extends SqlDialect {
             }
         }
         return rows;
-    }
-
-    @Override
-    boolean prunesRows() {
-        return true;
-    }
-
-    /**
-     * Row by row: the row's lock is taken with {@code GET_LOCK(name, 0)} (held or waited for, the
-     * row stays), its token folded into the floor row and the row deleted in one transaction,
-     * committed before the lock is given back; so whoever takes the lock next issues its token
-     * after the fold, above the floor.
-     */
-    @Override
-    PruneBatch pruneBatch(SqlSession s, String afterId, int limit) throws SQLException {
-        List<String[]> candidates = new java.util.ArrayList<>();
-        PreparedStatement select = s.prepare("SELECT id, lock_name, name FROM " + table + " WHERE id > ? AND id <> '"
-                + FLOOR_ID + "' ORDER BY id LIMIT ?");
-        select.setString(1, afterId);
-        select.setInt(2, limit);
-        try (ResultSet rs = select.executeQuery()) {
-            while (rs.next()) {
-                candidates.add(new String[] {rs.getString(1), rs.getString(2), rs.getString(3)});
-            }
-        }
-        List<String> removed = new java.util.ArrayList<>();
-        for (String[] row : candidates) {
-            PreparedStatement take = s.prepare("SELECT GET_LOCK(?, 0)");
-            take.setString(1, row[1]);
-            try (ResultSet rs = take.executeQuery()) {
-                if (!rs.next() || rs.getInt(1) != 1) {
-                    continue; // held (or waited for): its row stays
-                }
-            }
-            // Any failure from here discards the session (SqlDialect's rule), which rolls back
-            // and frees the lock with it.
-            s.connection.setAutoCommit(false);
-            PreparedStatement read = s.prepare("SELECT token FROM " + table + " WHERE id = ? FOR UPDATE");
-            read.setString(1, row[0]);
-            Long token = null;
-            try (ResultSet rs = read.executeQuery()) {
-                if (rs.next()) {
-                    token = rs.getLong(1);
-                }
-            }
-            if (token != null) {
-                PreparedStatement fold = s.prepare("INSERT INTO " + table + " (id, name, lock_name, token) VALUES ('"
-                        + FLOOR_ID + "', '', 'kanuki:floor', ?) ON DUPLICATE KEY UPDATE token = GREATEST(token, VALUES(token))");
-                fold.setLong(1, token);
-                fold.executeUpdate();
-                PreparedStatement delete = s.prepare("DELETE FROM " + table + " WHERE id = ?");
-                delete.setString(1, row[0]);
-                delete.executeUpdate();
-                removed.add(row[2]);
-            }
-            s.connection.commit();
-            s.connection.setAutoCommit(true);
-            PreparedStatement give = s.prepare("SELECT RELEASE_LOCK(?)");
-            give.setString(1, row[1]);
-            give.executeQuery().close();
-        }
-        return new PruneBatch(candidates.isEmpty() ? null : candidates.get(candidates.size() - 1)[0], removed);
     }
 
     @Override

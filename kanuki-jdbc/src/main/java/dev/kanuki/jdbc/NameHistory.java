@@ -35,11 +35,6 @@ final class NameHistory {
         registered.add(id);
     }
 
-    /** Forgets every "row exists" hint: rows may have been pruned. */
-    void forgetRegistrations() {
-        registered.clear();
-    }
-
     boolean isFenced(String id) {
         return hints.isFenced(id);
     }

@@ -58,7 +58,6 @@ final class PostgresDialect extends SqlDialect {
     private final String holds;
     private final String status;
     private final String list;
-    private final String prune;
 
     PostgresDialect(String table) {
         super(table);
@@ -72,42 +71,33 @@ final class PostgresDialect extends SqlDialect {
         // parameters: id, name, key, then key and id for the names sharing the key
         this.registerName = "INSERT INTO " + table + " AS t (id, name, lock_key, token) VALUES (?, ?, ?, 0)"
                 + " ON CONFLICT (id) DO UPDATE SET lock_key = excluded.lock_key WHERE t.lock_key <> excluded.lock_key;"
-                + " SELECT string_agg(c.name, E'\\n') FROM " + table + " c WHERE c.lock_key = ? AND c.id <> ?"
-                + " AND c.id <> '" + FLOOR_ID + "'";
-        // The floor is read in a statement that starts while this session holds the lock, so after
-        // any prune that folded this name's row into it had committed (see prune).
-        String floor = "COALESCE((SELECT f.token FROM " + table + " f WHERE f.id = '" + FLOOR_ID + "'), 0)";
+                + " SELECT string_agg(c.name, E'\\n') FROM " + table + " c WHERE c.lock_key = ? AND c.id <> ?";
         String heldHere = "EXISTS (SELECT 1 " + PG_LOCKS + " AND pid = pg_backend_pid() AND granted AND mode = ?)";
         // parameters: id, name, key, host, pid, owner id, acquired-at, then the held check's high, low, mode
         this.issueExclusive = "INSERT INTO " + table + " AS t (id, name, lock_key, token, holder_pid, owner_host,"
-                + " owner_pid, owner_id, acquired_at_ms) SELECT ?, ?, ?, " + floor + " + 1, pg_backend_pid(), ?, ?, ?, ?"
-                + " WHERE " + heldHere
-                + " ON CONFLICT (id) DO UPDATE SET token = GREATEST(t.token + 1, excluded.token), lock_key = excluded.lock_key,"
+                + " owner_pid, owner_id, acquired_at_ms) SELECT ?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ? WHERE " + heldHere
+                + " ON CONFLICT (id) DO UPDATE SET token = t.token + 1, lock_key = excluded.lock_key,"
                 + " holder_pid = excluded.holder_pid, owner_host = excluded.owner_host, owner_pid = excluded.owner_pid,"
                 + " owner_id = excluded.owner_id, acquired_at_ms = excluded.acquired_at_ms"
                 + " RETURNING t.token";
-        // A reader's token: the last writer's, or the floor when the row was pruned since.
-        String lastToken = "GREATEST((SELECT token FROM " + table + " WHERE id = ?), " + floor + ")";
-        this.issueShared = "SELECT " + heldHere + ", " + lastToken;
+        this.issueShared = "SELECT " + heldHere + ", (SELECT token FROM " + table + " WHERE id = ?)";
         String local = "SELECT set_config('lock_timeout', ?, true), set_config('statement_timeout', '0', true); ";
         this.awaitExclusive = local + "SELECT pg_advisory_lock(?, ?)";
         this.awaitShared = local + "SELECT pg_advisory_lock_shared(?, ?)";
         // The eager forms: the write is gated by the lock function in the same statement or batch.
         String upsert = "INSERT INTO " + table + " AS t (id, name, lock_key, token, holder_pid, owner_host, owner_pid,"
-                + " owner_id, acquired_at_ms) %s ON CONFLICT (id) DO UPDATE SET token = GREATEST(t.token + 1, excluded.token),"
+                + " owner_id, acquired_at_ms) %s ON CONFLICT (id) DO UPDATE SET token = t.token + 1,"
                 + " lock_key = excluded.lock_key, holder_pid = excluded.holder_pid, owner_host = excluded.owner_host,"
                 + " owner_pid = excluded.owner_pid, owner_id = excluded.owner_id, acquired_at_ms = excluded.acquired_at_ms"
                 + " RETURNING t.token";
-        // parameters: high, low, then as issueExclusive. Two statements in one round trip, not one
-        // statement with the try inside: a statement reads with the snapshot it starts with, so a
-        // write in the try's own statement could read the floor from before a prune that committed
-        // while the try waited for nothing but the statement's start; the second statement starts
-        // after the lock is held.
-        this.tryExclusiveAndIssue = "SELECT pg_try_advisory_lock(?, ?); " + issueExclusive;
+        // parameters: high, low, then id, name, key, host, pid, owner id, acquired-at
+        this.tryExclusiveAndIssue = "WITH l AS MATERIALIZED (SELECT pg_try_advisory_lock(?, ?) AS got), w AS ("
+                + String.format(upsert, "SELECT ?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ? FROM l WHERE l.got")
+                + ") SELECT l.got, (SELECT token FROM w) FROM l";
         // parameters: lock timeout, high, low, then as above (a failed lock aborts the batch before the write)
         this.awaitExclusiveAndIssue = awaitExclusive + "; "
-                + String.format(upsert, "VALUES (?, ?, ?, " + floor + " + 1, pg_backend_pid(), ?, ?, ?, ?)");
-        String readToken = "SELECT " + lastToken;
+                + String.format(upsert, "VALUES (?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ?)");
+        String readToken = "SELECT token FROM " + table + " WHERE id = ?";
         this.tryShared = "SELECT pg_try_advisory_lock_shared(?, ?); " + readToken;
         this.awaitSharedAndRead = awaitShared + "; " + readToken;
         this.holds = "SELECT " + heldHere;
@@ -123,20 +113,7 @@ final class PostgresDialect extends SqlDialect {
                 + " (SELECT count(*) FROM held h WHERE h.k = t.lock_key AND h.mode = 'ShareLock') AS shared_holders"
                 + " FROM " + table + " t"
                 + " LEFT JOIN LATERAL (SELECT h.pid FROM held h WHERE h.k = t.lock_key AND h.mode = 'ExclusiveLock' LIMIT 1) x"
-                + " ON true LEFT JOIN " + sessions + " s ON s.pid = x.pid WHERE t.id <> '" + FLOOR_ID + "' ORDER BY t.name";
-        // parameters: the id to start after, how many rows. Each row's key is taken with a
-        // transaction-level lock, which excludes every session-level holder and waiter of it until
-        // this statement commits: a row is deleted only while nobody holds or takes its lock, and
-        // its token is folded into the floor in the same transaction.
-        this.prune = "WITH c AS MATERIALIZED (SELECT id, lock_key FROM " + table + " WHERE id > ? AND id <> '" + FLOOR_ID
-                + "' ORDER BY id LIMIT ?),"
-                + " l AS MATERIALIZED (SELECT id FROM c WHERE pg_try_advisory_xact_lock((lock_key >> 32)::int,"
-                + " lock_key::bit(32)::int)),"
-                + " gone AS (DELETE FROM " + table + " t USING l WHERE t.id = l.id RETURNING t.name, t.token),"
-                + " f AS (INSERT INTO " + table + " AS t (id, name, lock_key, token) SELECT '" + FLOOR_ID + "', '', 0,"
-                + " max(token) FROM gone HAVING count(*) > 0"
-                + " ON CONFLICT (id) DO UPDATE SET token = GREATEST(t.token, excluded.token))"
-                + " SELECT (SELECT max(id) FROM c), (SELECT array_agg(name) FROM gone)";
+                + " ON true LEFT JOIN " + sessions + " s ON s.pid = x.pid ORDER BY t.name";
     }
 
     @Override
@@ -270,16 +247,10 @@ final class PostgresDialect extends SqlDialect {
             PreparedStatement ps = s.prepare(tryExclusiveAndIssue);
             setKey(ps, 1, key);
             setRecord(ps, 3, key, owner);
-            setHeld(ps, 10, key, "ExclusiveLock");
-            List<Object[]> rows = executeAll(ps, 2);
-            if (!(Boolean) rows.get(0)[0]) {
-                return OptionalLong.empty();
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1) ? OptionalLong.of(rs.getLong(2)) : OptionalLong.empty();
             }
-            if (rows.get(1) == null) {
-                // Taken, yet the write found it not held: the caller discards the session, freeing it.
-                throw new SQLException("PostgreSQL granted the advisory lock but did not show it held to the token write");
-            }
-            return OptionalLong.of(tokenOf(rows.get(1)));
         }
         long millis = waitMillis(waitNanos);
         PreparedStatement ps = s.prepare(shared ? awaitSharedAndRead : awaitExclusiveAndIssue);
@@ -423,31 +394,6 @@ final class PostgresDialect extends SqlDialect {
             }
         }
         return rows;
-    }
-
-    @Override
-    boolean prunesRows() {
-        return true;
-    }
-
-    @Override
-    PruneBatch pruneBatch(SqlSession s, String afterId, int limit) throws SQLException {
-        PreparedStatement ps = s.prepare(prune);
-        ps.setString(1, afterId);
-        ps.setInt(2, limit);
-        try (ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            String last = rs.getString(1);
-            java.sql.Array names = rs.getArray(2);
-            List<String> removed = new ArrayList<>();
-            if (names != null) {
-                for (Object name : (Object[]) names.getArray()) {
-                    removed.add((String) name);
-                }
-                names.free();
-            }
-            return new PruneBatch(last, removed);
-        }
     }
 
     @Override

@@ -34,12 +34,6 @@ abstract class SqlDialect {
      */
     static final Pattern TABLE_NAME = Pattern.compile("([a-z_][a-z0-9_]{0,62}\\.)?[a-z_][a-z0-9_]{0,53}");
 
-    /**
-     * The id of the lock table's floor row: the highest token of every row prune removed; every
-     * token is issued above it. A name's row id is 64 hex digits, so no name's row has this one.
-     */
-    static final String FLOOR_ID = "#floor";
-
     /** The lock-record table: one row per name, with its last fencing token. */
     final String table;
 
@@ -185,33 +179,6 @@ abstract class SqlDialect {
 
     /** {@return every lock record with its key's holders, in one round trip} */
     abstract List<Row> listRows(SqlSession s) throws SQLException;
-
-    /**
-     * One batch of {@code prune}: rows after {@code afterId} (in id order) whose lock nobody
-     * holds are deleted, each row's token folded into the table's floor row in the same
-     * transaction, while the lock is kept from everyone else; rows whose lock is held or waited
-     * for are left.
-     *
-     * @param afterId the last id of the previous batch ("" for the first)
-     * @param limit how many rows to look at
-     * @return the names of the rows removed, and the last id looked at (null when there were none)
-     * @throws UnsupportedOperationException when this dialect's rows cannot be removed safely
-     */
-    PruneBatch pruneBatch(SqlSession s, String afterId, int limit) throws SQLException {
-        throw new UnsupportedOperationException(product() + " rows are not pruned");
-    }
-
-    /** {@return whether {@link #pruneBatch} removes rows} */
-    boolean prunesRows() {
-        return false;
-    }
-
-    /**
-     * @param lastId the last id looked at, or null when there was none: the table was done
-     * @param removed the names whose rows were removed
-     */
-    record PruneBatch(String lastId, List<String> removed) {
-    }
 
     /** {@return the server ids of the sessions holding the key now (any mode)} */
     abstract List<Long> holderSessions(SqlSession s, LockKey key) throws SQLException;

@@ -42,10 +42,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Fencing and owners.</b> Acquiring runs the bare lock function and writes nothing. The
  * fencing token is issued when the holder first asks for it ({@link SqlGrant#fencingToken()}):
- * the name's row in the lock-record table goes to token + 1 (and above the table's floor: see
- * {@link #prune}) in a committed write that happens only while the session still holds the lock,
- * so a token survives restarts and crashes of the server and is never issued to a session that
- * lost its lock. A lock whose holder does not use
+ * the name's row in the lock-record table goes to token + 1 in a committed write that happens
+ * only while the session still holds the lock, so a token survives restarts and crashes of the
+ * server and is never issued to a session that lost its lock. A lock whose holder does not use
  * fencing costs no write. Once a holder of a name has asked, later acquisitions of that name
  * in this backend issue the token in the acquisition's own round trip (the write gated by the
  * lock function in the same statement), until a holder releases without asking: names used with
@@ -84,12 +83,6 @@ final class SqlLockBackend implements LockBackend {
     private static final int PERMITS_PER_STATEMENT = 32;
     private static final long FIRST_PERMIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final long MAX_PERMIT_SLICE_NANOS = TimeUnit.SECONDS.toNanos(1);
-    /**
-     * Rows prune looks at per statement: each free one's lock is held by the statement until it
-     * commits (a waiter for it waits that long), and the server's lock table has room for a few
-     * thousand locks in all.
-     */
-    static final int PRUNE_BATCH = 100;
 
     private final SqlDialect dialect;
     private final SessionPool pool;
@@ -530,48 +523,19 @@ final class SqlLockBackend implements LockBackend {
     }
 
     /**
-     * Removes the rows of names whose lock nobody holds or waits for, keeping each name's tokens
-     * strictly increasing: a row's token is folded into the table's floor row in the transaction
-     * that deletes it, while prune holds the name's lock, and every token is issued above the
-     * floor, in a statement that starts while its holder already holds the lock (so after any such
-     * fold has committed). A row whose lock is held, shared or waited for is left. A dialect whose
-     * rows cannot be removed safely ({@link SqlDialect#prunesRows}) is refused, saying what stays
-     * and why.
-     *
-     * @return the names whose rows were removed ({@code dryRun}: whose locks are free now)
+     * Refuses, saying what stays and why. The lock itself is the server's (freed with its
+     * session), but the table keeps one row per name ever used here: the row is where the name's
+     * fencing tokens count up (from 1, with no clock floor), so a deleted row would start its name
+     * again below tokens a resource has already seen; and {@code list} finds held locks through
+     * their rows.
      */
     @Override
     public List<String> prune(boolean dryRun) {
-        if (!dialect.prunesRows()) {
-            int rows = withSession("count the lock records", s -> dialect.listRows(s).size());
-            throw new UnsupportedOperationException(dialect.product() + ": prune removes nothing: the lock table "
-                    + dialect.table + " keeps one row per name ever locked (" + rows + " now), each holding its name's "
-                    + "last fencing token (tokens count up per row, so a deleted row would repeat tokens); the locks "
-                    + "themselves end with their sessions");
-        }
-        List<String> removed = new ArrayList<>();
-        if (dryRun) {
-            for (SqlDialect.Row row : withSession("list the lock records", dialect::listRows)) {
-                if (!row.held() && row.sharedHolders() == 0) {
-                    removed.add(describeRow(row.name()));
-                }
-            }
-            return removed;
-        }
-        String after = "";
-        while (after != null) {
-            String from = after;
-            SqlDialect.PruneBatch batch = withSession("prune the lock records", s -> dialect.pruneBatch(s, from, PRUNE_BATCH));
-            batch.removed().forEach(name -> removed.add(describeRow(name)));
-            after = batch.lastId();
-        }
-        names.forgetRegistrations(); // rows this backend made may be gone: make sure of them again
-        log.debug("pruned {} rows of free locks from {} on {}", removed.size(), dialect.table, pool.describe());
-        return removed;
-    }
-
-    private String describeRow(String name) {
-        return dialect.table + " row of '" + SafeNames.printable(name) + "'";
+        int rows = withSession("count the lock records", s -> dialect.listRows(s).size());
+        throw new UnsupportedOperationException(dialect.product() + ": prune removes nothing: the lock table "
+                + dialect.table + " keeps one row per name ever locked (" + rows + " now), each holding its name's "
+                + "last fencing token (tokens count up per row, so a deleted row would repeat tokens); the locks "
+                + "themselves end with their sessions");
     }
 
     /** Runs a non-locking statement on a pooled session, replacing a session that died idle once. */
