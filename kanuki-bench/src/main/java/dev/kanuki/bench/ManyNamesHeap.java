@@ -24,7 +24,7 @@ import java.util.Locale;
  * <p>Run (servers started by kanuki-testkit; a backend whose server is missing is skipped):
  * <pre>
  * mvn -q -DskipTests -pl kanuki-bench -am package
- * java -Xmx1g -cp kanuki-bench/target/benchmarks.jar dev.kanuki.bench.ManyNamesHeap os queue mkdir sqlite postgres mariadb redis memcached etcd zookeeper mem
+ * java -Xmx1g -cp kanuki-bench/target/benchmarks.jar dev.kanuki.bench.ManyNamesHeap os queue mkdir symlink rename create sqlite postgres mariadb redis memcached etcd zookeeper mem
  * java -Dnames=20000 -cp kanuki-bench/target/benchmarks.jar dev.kanuki.bench.ManyNamesHeap etcd zookeeper
  * </pre>
  */
@@ -37,11 +37,11 @@ public final class ManyNamesHeap {
     public static void main(String[] args) throws Exception {
         int names = Integer.getInteger("names", 100_000);
         List<String> kinds = args.length > 0 ? List.of(args)
-                : List.of("mem", "os", "queue", "mkdir", "sqlite", "postgres", "mariadb", "redis", "memcached", "etcd", "zookeeper");
+                : List.of("mem", "os", "queue", "mkdir", "symlink", "rename", "create", "sqlite", "postgres", "mariadb", "redis", "memcached", "etcd", "zookeeper");
         Path temp = Files.createTempDirectory("kanuki-heap");
         List<String> lines = new ArrayList<>();
-        lines.add(String.format(Locale.ROOT, "%-10s %9s %12s %12s %12s %8s", "backend", "names", "before (KB)",
-                "after (KB)", "B per name", "seconds"));
+        lines.add(String.format(Locale.ROOT, "%-10s %9s %12s %12s %12s %8s  %s", "backend", "names", "before (KB)",
+                "after (KB)", "B per name", "seconds", "load average (start, end)"));
         for (String kind : kinds) {
             try {
                 lines.add(measure(kind, names, temp));
@@ -60,7 +60,7 @@ public final class ManyNamesHeap {
             String uri;
             switch (kind) {
                 case "mem" -> uri = "mem:heap";
-                case "os", "queue", "mkdir" -> uri = "file:" + Files.createDirectories(temp.resolve(kind)) + "?strategy=" + kind;
+                case "os", "queue", "mkdir", "symlink", "rename", "create" -> uri = "file:" + Files.createDirectories(temp.resolve(kind)) + "?strategy=" + kind;
                 case "sqlite" -> uri = "sqlite:" + Files.createDirectories(temp.resolve("sqlite"));
                 case "postgres" -> {
                     PostgresServer pg = PostgresServer.start();
@@ -97,12 +97,14 @@ public final class ManyNamesHeap {
             try (LockProvider provider = LockProvider.open(uri)) {
                 takeAndGiveBack(provider, "warm-", Math.min(names, 5_000));
                 long before = retainedAfterIdle();
+                String loadAtStart = loadAverage();
                 long start = System.nanoTime();
                 takeAndGiveBack(provider, "name-", names);
                 double seconds = (System.nanoTime() - start) / 1e9;
+                String loadAtEnd = loadAverage();
                 long after = retainedAfterIdle();
-                return String.format(Locale.ROOT, "%-10s %9d %12d %12d %12.1f %8.1f", kind, names, before / 1024,
-                        after / 1024, (after - before) / (double) names, seconds);
+                return String.format(Locale.ROOT, "%-10s %9d %12d %12d %12.1f %8.1f  %s, %s", kind, names, before / 1024,
+                        after / 1024, (after - before) / (double) names, seconds, loadAtStart, loadAtEnd);
             }
         } finally {
             if (server != null) {
@@ -115,6 +117,15 @@ public final class ManyNamesHeap {
         for (int i = 0; i < names; i++) {
             provider.lock(prefix + i).acquire(WAIT).close();
         }
+    }
+
+    /**
+     * {@return the one-minute load average, or "?" where the system does not tell it} A figure
+     * measured on a busy machine is read beside the load it was measured at.
+     */
+    private static String loadAverage() {
+        double load = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+        return load < 0 ? "?" : String.format(Locale.ROOT, "%.1f", load);
     }
 
     /** {@return the heap in use after the backends' idle entries had time to go, and full GCs} */
