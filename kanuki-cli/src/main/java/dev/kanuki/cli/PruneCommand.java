@@ -21,14 +21,16 @@ import picocli.CommandLine.Spec;
         description = {
             "Remove the files that locks nobody holds left behind: a crashed holder's lock file (os), "
                     + "a stale entry whose holder is gone or whose lease ran out (mkdir, symlink, rename, create), "
-                    + "a queue with no live contender, a breaker or temporary file a dead process left. Locks "
+                    + "a queue with no live contender, a breaker or temporary file a dead process left; on "
+                    + "PostgreSQL and MySQL/MariaDB, the rows of free locks whose last fencing token the server clock "
+                    + "passed by the fenceMargin option (1h). Locks "
                     + "that are held, or taken meanwhile, are never touched; files kanuki did not make are left alone.",
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:pruned (or, with --dry-run, listed) whatever there was, possibly nothing",
             "2:usage error: bad option or backend URI",
-            "3:the backend has nothing to prune (not a file: backend; the message says what it keeps and why), "
+            "3:the backend has nothing to prune (neither file: nor a SQL server; the message says what it keeps and why), "
                     + "or the backend failed",
             "70:internal error: a bug in kanuki (--debug prints its stack trace)",
         },
@@ -82,7 +84,9 @@ final class PruneCommand implements Callable<Integer> {
             for (String path : removed) {
                 out.println((dryRun ? "would remove " : "removed ") + Display.safe(path));
             }
-            out.println((dryRun ? "would remove " : "removed ") + removed.size() + " file"
+            // file: removes files; the SQL servers remove the rows of free locks
+            String unit = uri.startsWith("file:") ? "file" : "record";
+            out.println((dryRun ? "would remove " : "removed ") + removed.size() + " " + unit
                     + (removed.size() == 1 ? "" : "s") + " left by free locks in " + Display.safe(uri));
         }
         out.flush();

@@ -34,7 +34,8 @@ import javax.sql.DataSource;
  * {@code kanuki_locks}, created when missing), {@code maxIdle} (idle connections kept, default
  * 4), {@code connectTimeout} (default 10s), {@code restartGrace} (default 5s: how long after the
  * server started nothing is granted, so holders from before a restart notice their loss first; see
- * {@link SqlLockBackend}), any {@code jdbc.NAME=VALUE} (passed to the driver as property NAME, e.g.
+ * {@link SqlLockBackend}), {@code fenceMargin} (default 1h: how far the server clock must have
+ * passed a name's last token before {@code prune} removes its row), any {@code jdbc.NAME=VALUE} (passed to the driver as property NAME, e.g.
  * {@code jdbc.sslmode=require}), and the engine's {@code lease} and {@code poll}.
  *
  * <p>The drivers are optional dependencies: add {@code org.postgresql:postgresql} or
@@ -43,9 +44,10 @@ import javax.sql.DataSource;
  */
 public final class JdbcLockBackendFactory implements LockBackendFactory {
     private static final Set<String> OPTIONS = Set.of("user", "password", "passwordFile", "table", "maxIdle",
-            "connectTimeout", "restartGrace");
-    private static final Set<String> DATASOURCE_OPTIONS = Set.of("table", "maxIdle", "restartGrace");
+            "connectTimeout", "restartGrace", "fenceMargin");
+    private static final Set<String> DATASOURCE_OPTIONS = Set.of("table", "maxIdle", "restartGrace", "fenceMargin");
     private static final Duration DEFAULT_RESTART_GRACE = Duration.ofSeconds(5);
+    private static final Duration DEFAULT_FENCE_MARGIN = Duration.ofHours(1);
     private static final String DEFAULT_TABLE = "kanuki_locks";
     private static final int DEFAULT_MAX_IDLE = 4;
 
@@ -202,7 +204,8 @@ public final class JdbcLockBackendFactory implements LockBackendFactory {
                     "let the user create tables, or create them as docs/backends/sql.md shows", e);
         }
         pool.giveBack(pool.adopt(first)); // proves a session can be set up, and keeps it for the first lock
-        return new SqlLockBackend(statements, pool, new LockKeys(database, keyOverride), storeScope, onClose);
+        return new SqlLockBackend(statements, pool, new LockKeys(database, keyOverride), storeScope, onClose,
+                uri.durationParam("fenceMargin", DEFAULT_FENCE_MARGIN));
     }
 
     private static String stripQuery(String url) {

@@ -41,6 +41,8 @@ final class MysqlDialect extends SqlDialect {
     private final String lockAndIssue;
     private final String status;
     private final String list;
+    /** The server clock in microseconds since the epoch (whole seconds): where a new row's tokens start. */
+    private static final String CLOCK_MICROS = "UNIX_TIMESTAMP() * 1000000";
     private volatile boolean fractionalTimeouts = true;
 
     MysqlDialect(String table) {
@@ -51,10 +53,14 @@ final class MysqlDialect extends SqlDialect {
                 + " owner_pid = VALUES(owner_pid), owner_id = VALUES(owner_id), since_ms = VALUES(since_ms)";
         this.registerName = "INSERT INTO " + table + " (id, name, lock_name, token) VALUES (?, ?, ?, 0)"
                 + " ON DUPLICATE KEY UPDATE id = id";
-        // parameters: id, name, lock name, host, pid, owner id, acquired-at, then IS_USED_LOCK's name
+        // parameters: id, name, lock name, host, pid, owner id, acquired-at, then IS_USED_LOCK's name.
+        // A row's first token is the server clock in microseconds, then it counts up by one: so a
+        // row removed by prune (only once the clock passed its last token by the margin) and made
+        // again starts above every token it issued. A row registered without a token has 0.
         String write = "INSERT INTO " + table + " (id, name, lock_name, token, holder_conn, owner_host, owner_pid, owner_id,"
-                + " acquired_at_ms) SELECT ?, ?, ?, LAST_INSERT_ID(1), CONNECTION_ID(), ?, ?, ?, ? FROM DUAL WHERE %s"
-                + " ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1), lock_name = VALUES(lock_name),"
+                + " acquired_at_ms) SELECT ?, ?, ?, LAST_INSERT_ID(" + CLOCK_MICROS + "), CONNECTION_ID(), ?, ?, ?, ?"
+                + " FROM DUAL WHERE %s"
+                + " ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(IF(token = 0, VALUES(token), token + 1)), lock_name = VALUES(lock_name),"
                 + " holder_conn = VALUES(holder_conn), owner_host = VALUES(owner_host), owner_pid = VALUES(owner_pid),"
                 + " owner_id = VALUES(owner_id), acquired_at_ms = VALUES(acquired_at_ms)";
         this.issue = String.format(write, "IS_USED_LOCK(?) = CONNECTION_ID()");
@@ -302,6 +308,46 @@ final class MysqlDialect extends SqlDialect {
             }
         }
         return rows;
+    }
+
+    /**
+     * Row by row: the row's lock is taken with {@code GET_LOCK(name, 0)} (held or waited for, the
+     * row stays), the row deleted if its token is still old enough, and the lock given back.
+     */
+    @Override
+    PruneBatch pruneBatch(SqlSession s, String afterId, int limit, long marginMicros) throws SQLException {
+        List<String[]> candidates = new java.util.ArrayList<>();
+        PreparedStatement select = s.prepare("SELECT id, lock_name, name FROM " + table + " WHERE id > ? AND token < "
+                + CLOCK_MICROS + " - ? ORDER BY id LIMIT ?");
+        select.setString(1, afterId);
+        select.setLong(2, marginMicros);
+        select.setInt(3, limit);
+        try (ResultSet rs = select.executeQuery()) {
+            while (rs.next()) {
+                candidates.add(new String[] {rs.getString(1), rs.getString(2), rs.getString(3)});
+            }
+        }
+        List<String> removed = new java.util.ArrayList<>();
+        PreparedStatement take = s.prepare("SELECT GET_LOCK(?, 0)");
+        PreparedStatement delete = s.prepare("DELETE FROM " + table + " WHERE id = ? AND token < " + CLOCK_MICROS + " - ?");
+        PreparedStatement give = s.prepare("SELECT RELEASE_LOCK(?)");
+        for (String[] row : candidates) {
+            take.setString(1, row[1]);
+            try (ResultSet rs = take.executeQuery()) {
+                if (!rs.next() || rs.getInt(1) != 1) {
+                    continue; // held (or waited for): its row stays
+                }
+            }
+            // Any failure from here discards the session (this class's rule), freeing the lock.
+            delete.setString(1, row[0]);
+            delete.setLong(2, marginMicros);
+            if (delete.executeUpdate() == 1) {
+                removed.add(row[2]);
+            }
+            give.setString(1, row[1]);
+            give.executeQuery().close();
+        }
+        return new PruneBatch(candidates.isEmpty() ? null : candidates.get(candidates.size() - 1)[0], removed);
     }
 
     @Override

@@ -1,8 +1,9 @@
 package dev.kanuki.jdbc;
 
 import dev.kanuki.spi.NameHints;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * What one backend has learnt about the names it locks, by record id, to save round trips. All
@@ -10,7 +11,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * never correctness.
  *
  * <ul>
- *   <li>registered: the name's row exists in the lock-record table.</li>
+ *   <li>registered: the name's row existed in the lock-record table less than
+ *       {@link #REGISTRATION_MEMORY_NANOS} ago. Kept only that long because {@code prune} in another
+ *       process may delete the row of a free lock: a name taken again re-registers within a minute,
+ *       so {@code list} finds it.</li>
  *   <li>fenced and contended ({@link NameHints}): the last holder here asked for a fencing token,
  *       so the next acquisition issues it in its own round trip; the name was found held or
  *       waited for less than {@link NameHints#CONTENDED_MEMORY_NANOS} ago, so a wait goes
@@ -21,18 +25,27 @@ final class NameHistory {
     /** How many names each kind remembers before it starts again: bounds this table at about 2 MB. */
     static final int LIMIT = 10_000;
 
-    private final Set<String> registered = ConcurrentHashMap.newKeySet();
+    /** How long a registration is trusted: a row may be pruned behind this process. */
+    static final long REGISTRATION_MEMORY_NANOS = TimeUnit.MINUTES.toNanos(1);
+
+    private final Map<String, Long> registeredAt = new ConcurrentHashMap<>();
     private final NameHints hints = new NameHints(LIMIT);
 
-    boolean isRegistered(String id) {
-        return registered.contains(id);
+    boolean isRegistered(String id, long nowNanos) {
+        Long at = registeredAt.get(id);
+        return at != null && nowNanos - at < REGISTRATION_MEMORY_NANOS;
     }
 
-    void registered(String id) {
-        if (registered.size() >= LIMIT) {
-            registered.clear();
+    void registered(String id, long nowNanos) {
+        if (registeredAt.size() >= LIMIT) {
+            registeredAt.clear();
         }
-        registered.add(id);
+        registeredAt.put(id, nowNanos);
+    }
+
+    /** Forgets every registration: this process pruned rows. */
+    void forgetRegistrations() {
+        registeredAt.clear();
     }
 
     boolean isFenced(String id) {

@@ -40,6 +40,8 @@ final class PostgresDialect extends SqlDialect {
     private static final String QUERY_CANCELED = "57014";
     /** insufficient_privilege, read_only_sql_transaction (a standby, a read-only default). */
     private static final java.util.Set<String> READ_ONLY = java.util.Set.of("42501", "25006");
+    /** The server clock in microseconds since the epoch: where a new row's tokens start. */
+    private static final String CLOCK_MICROS = "floor(extract(epoch from clock_timestamp()) * 1000000)::bigint";
     private static final String THIS_DATABASE = "database = (SELECT oid FROM pg_database WHERE datname = current_database())";
     private static final String PG_LOCKS = "FROM pg_locks WHERE locktype = 'advisory' AND " + THIS_DATABASE
             + " AND classid = ?::int8::oid AND objid = ?::int8::oid AND objsubid = 2";
@@ -58,6 +60,7 @@ final class PostgresDialect extends SqlDialect {
     private final String holds;
     private final String status;
     private final String list;
+    private final String prune;
 
     PostgresDialect(String table) {
         super(table);
@@ -73,10 +76,14 @@ final class PostgresDialect extends SqlDialect {
                 + " ON CONFLICT (id) DO UPDATE SET lock_key = excluded.lock_key WHERE t.lock_key <> excluded.lock_key;"
                 + " SELECT string_agg(c.name, E'\\n') FROM " + table + " c WHERE c.lock_key = ? AND c.id <> ?";
         String heldHere = "EXISTS (SELECT 1 " + PG_LOCKS + " AND pid = pg_backend_pid() AND granted AND mode = ?)";
+        // A row's first token is the server clock in microseconds, then it counts up by one: so a
+        // row removed by prune (only once the clock passed its last token by the margin) and made
+        // again starts above every token it issued. A row registered without a token has 0.
+        String nextToken = "CASE WHEN t.token = 0 THEN excluded.token ELSE t.token + 1 END";
         // parameters: id, name, key, host, pid, owner id, acquired-at, then the held check's high, low, mode
         this.issueExclusive = "INSERT INTO " + table + " AS t (id, name, lock_key, token, holder_pid, owner_host,"
-                + " owner_pid, owner_id, acquired_at_ms) SELECT ?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ? WHERE " + heldHere
-                + " ON CONFLICT (id) DO UPDATE SET token = t.token + 1, lock_key = excluded.lock_key,"
+                + " owner_pid, owner_id, acquired_at_ms) SELECT ?, ?, ?, " + CLOCK_MICROS + ", pg_backend_pid(), ?, ?, ?, ? WHERE "
+                + heldHere + " ON CONFLICT (id) DO UPDATE SET token = " + nextToken + ", lock_key = excluded.lock_key,"
                 + " holder_pid = excluded.holder_pid, owner_host = excluded.owner_host, owner_pid = excluded.owner_pid,"
                 + " owner_id = excluded.owner_id, acquired_at_ms = excluded.acquired_at_ms"
                 + " RETURNING t.token";
@@ -86,17 +93,17 @@ final class PostgresDialect extends SqlDialect {
         this.awaitShared = local + "SELECT pg_advisory_lock_shared(?, ?)";
         // The eager forms: the write is gated by the lock function in the same statement or batch.
         String upsert = "INSERT INTO " + table + " AS t (id, name, lock_key, token, holder_pid, owner_host, owner_pid,"
-                + " owner_id, acquired_at_ms) %s ON CONFLICT (id) DO UPDATE SET token = t.token + 1,"
+                + " owner_id, acquired_at_ms) %s ON CONFLICT (id) DO UPDATE SET token = " + nextToken + ","
                 + " lock_key = excluded.lock_key, holder_pid = excluded.holder_pid, owner_host = excluded.owner_host,"
                 + " owner_pid = excluded.owner_pid, owner_id = excluded.owner_id, acquired_at_ms = excluded.acquired_at_ms"
                 + " RETURNING t.token";
         // parameters: high, low, then id, name, key, host, pid, owner id, acquired-at
         this.tryExclusiveAndIssue = "WITH l AS MATERIALIZED (SELECT pg_try_advisory_lock(?, ?) AS got), w AS ("
-                + String.format(upsert, "SELECT ?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ? FROM l WHERE l.got")
+                + String.format(upsert, "SELECT ?, ?, ?, " + CLOCK_MICROS + ", pg_backend_pid(), ?, ?, ?, ? FROM l WHERE l.got")
                 + ") SELECT l.got, (SELECT token FROM w) FROM l";
         // parameters: lock timeout, high, low, then as above (a failed lock aborts the batch before the write)
         this.awaitExclusiveAndIssue = awaitExclusive + "; "
-                + String.format(upsert, "VALUES (?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ?)");
+                + String.format(upsert, "VALUES (?, ?, ?, " + CLOCK_MICROS + ", pg_backend_pid(), ?, ?, ?, ?)");
         String readToken = "SELECT token FROM " + table + " WHERE id = ?";
         this.tryShared = "SELECT pg_try_advisory_lock_shared(?, ?); " + readToken;
         this.awaitSharedAndRead = awaitShared + "; " + readToken;
@@ -114,6 +121,17 @@ final class PostgresDialect extends SqlDialect {
                 + " FROM " + table + " t"
                 + " LEFT JOIN LATERAL (SELECT h.pid FROM held h WHERE h.k = t.lock_key AND h.mode = 'ExclusiveLock' LIMIT 1) x"
                 + " ON true LEFT JOIN " + sessions + " s ON s.pid = x.pid ORDER BY t.name";
+        // parameters: the id to start after, the margin in µs, how many rows. Each candidate's key
+        // is taken with a transaction-level try-lock, which excludes every session-level holder
+        // (exclusive or shared) until this statement commits; so a row goes only while nobody
+        // holds its lock, and a taker that comes after finds no row and starts at the clock.
+        String stale = "token < " + CLOCK_MICROS + " - ?";
+        this.prune = "WITH c AS MATERIALIZED (SELECT id, lock_key FROM " + table + " WHERE id > ? AND " + stale
+                + " ORDER BY id LIMIT ?),"
+                + " l AS MATERIALIZED (SELECT id FROM c WHERE pg_try_advisory_xact_lock((lock_key >> 32)::int,"
+                + " lock_key::bit(32)::int)),"
+                + " gone AS (DELETE FROM " + table + " t USING l WHERE t.id = l.id RETURNING t.name)"
+                + " SELECT (SELECT max(id) FROM c), (SELECT array_agg(name) FROM gone)";
     }
 
     @Override
@@ -394,6 +412,27 @@ final class PostgresDialect extends SqlDialect {
             }
         }
         return rows;
+    }
+
+    @Override
+    PruneBatch pruneBatch(SqlSession s, String afterId, int limit, long marginMicros) throws SQLException {
+        PreparedStatement ps = s.prepare(prune);
+        ps.setString(1, afterId);
+        ps.setLong(2, marginMicros);
+        ps.setInt(3, limit);
+        try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            String last = rs.getString(1);
+            List<String> removed = new ArrayList<>();
+            java.sql.Array names = rs.getArray(2);
+            if (names != null) {
+                for (Object name : (Object[]) names.getArray()) {
+                    removed.add((String) name);
+                }
+                names.free();
+            }
+            return new PruneBatch(last, removed);
+        }
     }
 
     @Override

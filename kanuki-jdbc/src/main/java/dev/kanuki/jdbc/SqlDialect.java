@@ -180,6 +180,28 @@ abstract class SqlDialect {
     /** {@return every lock record with its key's holders, in one round trip} */
     abstract List<Row> listRows(SqlSession s) throws SQLException;
 
+    /**
+     * One batch of {@code prune}: of the rows after {@code afterId} (in id order), deletes those
+     * whose last token the server clock has passed by more than the margin, each while prune holds
+     * the row's lock (a row whose lock is held, shared or waited for stays). Safe because every
+     * row starts its tokens at the server clock in microseconds: a row made again later starts
+     * above every token the deleted one issued, unless the clock stepped back by more than the
+     * margin.
+     *
+     * @param afterId the last id of the previous batch ("" for the first)
+     * @param limit how many rows to look at
+     * @param marginMicros how far the clock must have passed a row's last token
+     * @return the names of the rows removed, and the last id looked at (null when there were none)
+     */
+    abstract PruneBatch pruneBatch(SqlSession s, String afterId, int limit, long marginMicros) throws SQLException;
+
+    /**
+     * @param lastId the last id looked at, or null when there was none: the table was done
+     * @param removed the names whose rows were removed
+     */
+    record PruneBatch(String lastId, List<String> removed) {
+    }
+
     /** {@return the server ids of the sessions holding the key now (any mode)} */
     abstract List<Long> holderSessions(SqlSession s, LockKey key) throws SQLException;
 

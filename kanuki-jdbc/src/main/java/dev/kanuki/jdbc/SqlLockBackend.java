@@ -83,6 +83,11 @@ final class SqlLockBackend implements LockBackend {
     private static final int PERMITS_PER_STATEMENT = 32;
     private static final long FIRST_PERMIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final long MAX_PERMIT_SLICE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * Rows prune looks at per statement: on PostgreSQL each free one's lock is held by the
+     * statement until it commits (a taker waits that long).
+     */
+    static final int PRUNE_BATCH = 100;
 
     private final SqlDialect dialect;
     private final SessionPool pool;
@@ -94,6 +99,7 @@ final class SqlLockBackend implements LockBackend {
     /** Which names have their row, are used with fencing, are contended: round trips saved. */
     private final NameHistory names = new NameHistory();
     private final AtomicBoolean graceLogged = new AtomicBoolean();
+    private final long fenceMarginNanos;
 
     /**
      * @param dialect the database's statements
@@ -101,9 +107,13 @@ final class SqlLockBackend implements LockBackend {
      * @param keys how names map to keys
      * @param scope the identity of the lock store (no credentials)
      * @param onClose run once when the backend closes
+     * @param fenceMargin how far the server clock must have passed a row's last token before
+     *     {@link #prune} removes it: the clock step back that tokens survive
      */
-    SqlLockBackend(SqlDialect dialect, SessionPool pool, LockKeys keys, String scope, Runnable onClose) {
+    SqlLockBackend(SqlDialect dialect, SessionPool pool, LockKeys keys, String scope, Runnable onClose,
+                   Duration fenceMargin) {
         this.dialect = dialect;
+        this.fenceMarginNanos = fenceMargin.toNanos();
         this.pool = pool;
         this.keys = keys;
         this.scope = scope;
@@ -523,19 +533,45 @@ final class SqlLockBackend implements LockBackend {
     }
 
     /**
-     * Refuses, saying what stays and why. The lock itself is the server's (freed with its
-     * session), but the table keeps one row per name ever used here: the row is where the name's
-     * fencing tokens count up (from 1, with no clock floor), so a deleted row would start its name
-     * again below tokens a resource has already seen; and {@code list} finds held locks through
-     * their rows.
+     * Removes the rows of names whose lock nobody holds and whose last token the server clock has
+     * passed by more than the fence margin (URI option {@code fenceMargin}, default 1 h). Every
+     * row starts its tokens at the server clock in microseconds, so a row made again later starts
+     * above every token the removed one issued, unless the server clock steps back by more than
+     * the margin. Each row is deleted while prune holds its lock; a row whose lock is held,
+     * shared or waited for stays.
+     *
+     * @return the rows removed ({@code dryRun}: the rows of free locks old enough to go, judged
+     *     by this machine's clock)
      */
     @Override
     public List<String> prune(boolean dryRun) {
-        int rows = withSession("count the lock records", s -> dialect.listRows(s).size());
-        throw new UnsupportedOperationException(dialect.product() + ": prune removes nothing: the lock table "
-                + dialect.table + " keeps one row per name ever locked (" + rows + " now), each holding its name's "
-                + "last fencing token (tokens count up per row, so a deleted row would repeat tokens); the locks "
-                + "themselves end with their sessions");
+        List<String> removed = new ArrayList<>();
+        long marginMicros = TimeUnit.NANOSECONDS.toMicros(fenceMarginNanos);
+        if (dryRun) {
+            long oldEnough = TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis()) - marginMicros;
+            for (SqlDialect.Row row : withSession("list the lock records", dialect::listRows)) {
+                if (!row.held() && row.sharedHolders() == 0 && row.token() < oldEnough) {
+                    removed.add(describeRow(row.name()));
+                }
+            }
+            return removed;
+        }
+        String after = "";
+        while (after != null) {
+            String from = after;
+            SqlDialect.PruneBatch batch = withSession("prune the lock records",
+                    s -> dialect.pruneBatch(s, from, PRUNE_BATCH, marginMicros));
+            batch.removed().forEach(name -> removed.add(describeRow(name)));
+            after = batch.lastId();
+        }
+        // Rows this backend registered may be gone: register them again on their next use.
+        names.forgetRegistrations();
+        log.debug("pruned {} rows of free locks from {} on {}", removed.size(), dialect.table, pool.describe());
+        return removed;
+    }
+
+    private String describeRow(String name) {
+        return dialect.table + " row of '" + SafeNames.printable(name) + "'";
     }
 
     /** Runs a non-locking statement on a pooled session, replacing a session that died idle once. */
@@ -565,14 +601,18 @@ final class SqlLockBackend implements LockBackend {
         T run(SqlSession s) throws SQLException;
     }
 
-    /** Makes sure the name has its row (see {@link SqlDialect#registerName}), once per name. */
+    /**
+     * Makes sure the name has its row (see {@link SqlDialect#registerName}), once per name and
+     * minute (another process's prune may have removed it).
+     */
     private void registerOnce(SqlSession s, LockKey key) throws SQLException {
-        if (names.isRegistered(key.recordId())) {
+        long now = System.nanoTime();
+        if (names.isRegistered(key.recordId(), now)) {
             return;
         }
         String others = dialect.registerName(s, key);
         reportCollision(key, others);
-        names.registered(key.recordId());
+        names.registered(key.recordId(), now);
     }
 
     /** {@return the pairs of names found sharing one key, as {@code "a" + '\n' + "b"} (sorted)} */
