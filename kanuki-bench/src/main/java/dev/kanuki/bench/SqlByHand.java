@@ -121,9 +121,10 @@ final class SqlByHand {
                     + " set_config('statement_timeout', '0', true); SELECT pg_advisory_lock(?, ?)");
             tryAndIssue = c.prepareStatement("WITH l AS MATERIALIZED (SELECT pg_try_advisory_lock(?, ?) AS got), w AS ("
                     + "INSERT INTO " + TABLE + " AS t (id, name, lock_key, token, holder_pid,"
-                    + " owner_host, owner_pid, owner_id, acquired_at_ms) SELECT ?, ?, ?, 1, pg_backend_pid(), ?, ?, ?, ?"
-                    + " FROM l WHERE l.got"
-                    + " ON CONFLICT (id) DO UPDATE SET token = t.token + 1, lock_key = excluded.lock_key,"
+                    + " owner_host, owner_pid, owner_id, acquired_at_ms) SELECT ?, ?, ?,"
+                    + " floor(extract(epoch from clock_timestamp()) * 1000000)::bigint, pg_backend_pid(), ?, ?, ?, ?"
+                    + " FROM l WHERE l.got ON CONFLICT (id) DO UPDATE SET"
+                    + " token = CASE WHEN t.token = 0 THEN excluded.token ELSE t.token + 1 END, lock_key = excluded.lock_key,"
                     + " holder_pid = excluded.holder_pid, owner_host = excluded.owner_host, owner_pid = excluded.owner_pid,"
                     + " owner_id = excluded.owner_id, acquired_at_ms = excluded.acquired_at_ms RETURNING t.token)"
                     + " SELECT l.got, (SELECT token FROM w) FROM l");
@@ -229,9 +230,9 @@ final class SqlByHand {
             getLock = c.prepareStatement("SELECT GET_LOCK(?, ?)");
             release = c.prepareStatement("SELECT RELEASE_LOCK(?)");
             issueToken = c.prepareStatement("INSERT INTO " + TABLE + " (id, name, lock_name, token, holder_conn, owner_host,"
-                    + " owner_pid, owner_id, acquired_at_ms) SELECT ?, ?, ?, LAST_INSERT_ID(1), CONNECTION_ID(), ?, ?, ?, ?"
+                    + " owner_pid, owner_id, acquired_at_ms) SELECT ?, ?, ?, LAST_INSERT_ID(UNIX_TIMESTAMP() * 1000000), CONNECTION_ID(), ?, ?, ?, ?"
                     + " FROM DUAL WHERE GET_LOCK(?, 0) = 1"
-                    + " ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1), lock_name = VALUES(lock_name),"
+                    + " ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(IF(token = 0, VALUES(token), token + 1)), lock_name = VALUES(lock_name),"
                     + " holder_conn = VALUES(holder_conn), owner_host = VALUES(owner_host), owner_pid = VALUES(owner_pid),"
                     + " owner_id = VALUES(owner_id), acquired_at_ms = VALUES(acquired_at_ms)", Statement.RETURN_GENERATED_KEYS);
         }
