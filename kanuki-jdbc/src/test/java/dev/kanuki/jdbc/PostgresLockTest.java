@@ -129,7 +129,9 @@ class PostgresLockTest {
             Object result = outcome.get(10, TimeUnit.SECONDS);
             long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             assertTrue(result instanceof InterruptedException, "expected InterruptedException, got " + result);
-            assertTrue(took < 2000, "cancelling took " + took + " ms");
+            // Back within outcome.get's 10 s of a 60 s wait: the interrupt ended it (no tighter
+            // bound: under load that would time the machine, not the cancel).
+            assertTrue(took < 10_000, "cancelling took " + took + " ms");
             one.release(held);
             Optional<Grant> after = one.tryAcquire(request("cancel/me", LockMode.EXCLUSIVE));
             assertTrue(after.isPresent(), "the cancelled waiter must not have taken the lock");
