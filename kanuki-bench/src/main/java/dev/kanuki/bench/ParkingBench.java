@@ -52,7 +52,10 @@ import java.util.concurrent.TimeUnit;
  * mvn -q -DskipTests -pl kanuki-bench -am package
  * java -cp kanuki-bench/target/benchmarks.jar dev.kanuki.bench.ParkingBench [ROUNDS [SECONDS [WORKERS]]]
  * </pre>
- * Defaults: 6 rounds after 2 warm-up rounds, 2 s per mode per round, 8 workers: about a minute.
+ * Defaults: 6 rounds after 2 warm-up rounds, 2 s per mode per round, 8 workers: about a minute
+ * and a half. {@code -Dkanuki.bench.dir=DIR} puts the lock directory, the counter and the spool
+ * under DIR instead of {@code java.io.tmpdir} (e.g. {@code /dev/shm}, where fsync costs nothing:
+ * a diagnosis of the spool's fsync cost, not a durable setup).
  */
 public final class ParkingBench {
     /** Worker JVMs by default. */
@@ -61,6 +64,8 @@ public final class ParkingBench {
     static final long WORK_MICROS = 200;
     static final int WARM_ROUNDS = 2;
     private static final String WORKER = "--worker";
+    /** System property: the directory for the bench's files, instead of {@code java.io.tmpdir}. */
+    static final String DIR_PROPERTY = "kanuki.bench.dir";
     private static final String LOCK_NAME = "counter";
     private static final Duration ACQUIRE_TIMEOUT = Duration.ofSeconds(60);
 
@@ -231,7 +236,12 @@ public final class ParkingBench {
      *     items were left in the spool, after a period
      */
     static List<Round> run(int workers, int warm, int rounds, long millis) throws Exception {
-        Path dir = BenchFiles.newTempDir("kanuki-parking-bench");
+        // -Dkanuki.bench.dir=DIR puts the locks, the counter and the spool under DIR (e.g. a tmpfs,
+        // to see what the spool's fsyncs cost); by default java.io.tmpdir.
+        String base = System.getProperty(DIR_PROPERTY);
+        Path dir = base == null ? BenchFiles.newTempDir("kanuki-parking-bench")
+                : Files.createTempDirectory(Path.of(base), "kanuki-parking-bench");
+        System.out.println("spool, locks and counter on " + Files.getFileStore(dir).type() + " (" + dir + ")");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<Process> processes = new ArrayList<>();
         List<PrintWriter> toWorkers = new ArrayList<>();
