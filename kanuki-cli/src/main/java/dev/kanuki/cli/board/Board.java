@@ -8,9 +8,9 @@ import dev.kanuki.ParkingLock;
 import dev.kanuki.spi.WorkSpool;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.channels.FileChannel;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,7 +41,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * holder, which applies it before it lets go. The holder then writes the plain file itself
  * (temporary file, fsync, atomic rename; {@link LockedFile}'s versions need the lock taken through
  * {@link LockedFile}), and pages read the plain file without the lock: a reader never waits
- * either, and the rename shows it whole content. The token check makes a parked post that a
+ * either, and the rename shows it the whole content. The token check makes a parked post that a
  * holder ran twice (it died after writing, before the spool forgot the item) one post.
  *
  * <p>The data files are opened through {@link BoardFiles}: a link, a special file, a second hard
@@ -80,7 +80,7 @@ final class Board {
 
     /**
      * @param file the posts' file
-     * @param lock the lock that guards it, or null for none
+     * @param guard the lock that guards it, or null for none
      * @param spool with a lock: null to wait for the lock, else park busy posts in this spool
      */
     Board(Path file, DistributedLock guard, WorkSpool spool) throws IOException {
