@@ -25,6 +25,7 @@ import picocli.CommandLine.Option;
         footer = {
             "  kanuki demo board --port 8080 --data /tmp/board.txt",
             "  kanuki demo board --port 0 --lock none      # prints the URL; posts sent at once get lost",
+            "  kanuki demo board --port 0 --when-busy park # no post waits for the lock",
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
@@ -36,6 +37,9 @@ import picocli.CommandLine.Option;
 final class BoardCommand implements Callable<Integer> {
     /** How the board guards its file. */
     enum LockMode { kanuki, none }
+
+    /** What a post does when the lock is busy. */
+    enum WhenBusy { wait, park }
 
     @Option(names = "--port", paramLabel = "PORT", defaultValue = "8080",
             description = "The port on 127.0.0.1 (default: ${DEFAULT-VALUE}); 0 picks a free one. The URL is "
@@ -51,6 +55,12 @@ final class BoardCommand implements Callable<Integer> {
                     + "write back, without a lock (posts get lost).")
     LockMode lock;
 
+    @Option(names = "--when-busy", paramLabel = "wait|park", defaultValue = "wait",
+            description = "wait (default): a post waits for the lock; park: a post that finds the lock busy is "
+                    + "parked in a spool (FILE.spool, or the backend's own) and answered at once, and the "
+                    + "lock's holder applies it before it lets go: no post waits, none is lost.")
+    WhenBusy whenBusy;
+
     @Option(names = "--data", paramLabel = "FILE", defaultValue = "board.txt",
             description = "The posts, one a line (default: ${DEFAULT-VALUE}); submissions are logged in FILE.submitted.")
     Path data;
@@ -60,7 +70,10 @@ final class BoardCommand implements Callable<Integer> {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("--port " + port + ": expected 0 to 65535");
         }
+        if (lock == LockMode.none && whenBusy == WhenBusy.park) {
+            throw new IllegalArgumentException("--when-busy park needs the lock: it cannot be used with --lock none");
+        }
         return dev.kanuki.cli.board.BoardServer.serve(port, lock == LockMode.none ? null : backend, data,
-                System.out);
+                whenBusy == WhenBusy.park, System.out);
     }
 }

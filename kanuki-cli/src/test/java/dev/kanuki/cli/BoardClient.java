@@ -50,6 +50,37 @@ final class BoardClient {
         return responses;
     }
 
+    /** The counts of a board as its {@code /stats} gives them in JSON, by name; {@code mode} as its own field. */
+    record JsonStats(String mode, Map<String, Long> counts) {
+        long get(String name) {
+            Long value = counts.get(name);
+            if (value == null) {
+                throw new AssertionError("no " + name + " in " + counts);
+            }
+            return value;
+        }
+    }
+
+    /** @return {@code GET /stats} asked for JSON ({@code Accept: application/json}) */
+    static JsonStats jsonStats(URI board) throws Exception {
+        HttpResponse<String> r = CLIENT.send(HttpRequest.newBuilder(board.resolve("stats"))
+                .header("Accept", "application/json").timeout(Duration.ofSeconds(60)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200 || !r.headers().firstValue("Content-Type").orElse("").startsWith("application/json")) {
+            throw new AssertionError("GET /stats (JSON) answered " + r.statusCode() + " " + r.headers() + ": " + r.body());
+        }
+        java.util.regex.Matcher mode = java.util.regex.Pattern.compile("\"mode\":\"(\\w+)\"").matcher(r.body());
+        if (!mode.find()) {
+            throw new AssertionError("no mode in " + r.body());
+        }
+        Map<String, Long> counts = new java.util.LinkedHashMap<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"(\\w+)\":(\\d+)").matcher(r.body());
+        while (m.find()) {
+            counts.put(m.group(1), Long.parseLong(m.group(2)));
+        }
+        return new JsonStats(mode.group(1), counts);
+    }
+
     static Stats stats(URI board) throws Exception {
         HttpResponse<String> r = CLIENT.send(HttpRequest.newBuilder(board.resolve("stats")).build(),
                 HttpResponse.BodyHandlers.ofString());

@@ -33,6 +33,12 @@ final class FilterSettings {
     int timeoutStatus = 503;
     Duration retryAfter = Duration.ofSeconds(1);
     boolean rejectWithoutKey;
+    /** Null: a busy key is refused; else asked whether to park the request's work. */
+    ParkingDecider parkingDecider;
+    /** Applies parked work; set with {@link #parkingDecider}. */
+    dev.kanuki.ParkHandler parkHandler;
+    /** Where work is parked; null until {@code init} when it is the provider's own spool. */
+    dev.kanuki.spi.WorkSpool spool;
 
     /** {@return settings from a filter's init parameters; every one but {@code kanuki.key} is optional} */
     static FilterSettings fromInitParameters(FilterConfig config) {

@@ -4,7 +4,11 @@ import dev.kanuki.LockBackendException;
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockNames;
 import dev.kanuki.LockProvider;
+import dev.kanuki.Offer;
+import dev.kanuki.ParkHandler;
+import dev.kanuki.ParkingLock;
 import dev.kanuki.spi.SafeNames;
+import dev.kanuki.spi.WorkSpool;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.Filter;
@@ -42,6 +46,14 @@ import org.slf4j.LoggerFactory;
  * answered {@code 503 Service Unavailable} (or 409, see {@link Builder#timeoutStatus}). When the
  * lock store fails the request is answered 503 too: it never runs unlocked.
  *
+ * <p>Parking (opt-in, {@link Builder#parkWhenBusy}): for a busy key the filter asks the
+ * application's {@link ParkingDecider}; when it returns work (bytes), the filter offers it to a
+ * {@link ParkingLock} on the key's lock and answers {@code 202 Accepted} without running the
+ * request: header {@value #PARKED_HEADER} with the item id when the work was parked for the
+ * holder, {@value #APPLIED_HEADER} when the key had come free meanwhile and the work was applied
+ * at once. A request that held the key looks at the spool after its release and applies what was
+ * parked (its response completes after that). See docs/web.md.
+ *
  * <p>A request without a key (no session yet, no such header) runs unlocked, unless the filter is
  * told to reject such requests ({@code 400 Bad Request}): a filter keyed by session cannot lock a
  * user's first request, which has no session yet.
@@ -61,6 +73,10 @@ import org.slf4j.LoggerFactory;
 public final class LockingFilter implements Filter {
     /** The request attribute that holds the request's {@link LockHandle} while the lock is held. */
     public static final String HANDLE_ATTRIBUTE = "dev.kanuki.servlet.LockHandle";
+    /** The response header of a 202 whose work was parked for the key's holder: the item id. */
+    public static final String PARKED_HEADER = "Kanuki-Parked";
+    /** The response header of a 202 whose work was applied at once (the key came free): the item id. */
+    public static final String APPLIED_HEADER = "Kanuki-Applied";
 
     private static final Logger LOG = LoggerFactory.getLogger(LockingFilter.class);
     private static final int MAX_KEY_LENGTH = 200;
@@ -126,6 +142,17 @@ public final class LockingFilter implements Filter {
                 s.provider = LockProvider.open(s.uri);
                 ownsProvider = true;
             }
+            if (s.parkingDecider != null && s.spool == null) {
+                try {
+                    s.spool = s.provider.spool();
+                } catch (UnsupportedOperationException e) {
+                    if (ownsProvider) {
+                        s.provider.close();
+                    }
+                    throw new IllegalArgumentException("the lock store " + s.provider.uri() + " keeps no spool for parked"
+                            + " work: give one, parkWhenBusy(decider, handler, Spools.directory(DIR))", e);
+                }
+            }
             settings = s;
             LOG.debug("locking requests of '{}' by {} on {}", s.prefix, config.getFilterName(), s.provider.uri());
         } catch (IllegalArgumentException | LockBackendException e) {
@@ -163,14 +190,22 @@ public final class LockingFilter implements Filter {
             return;
         }
         Optional<LockHandle> acquired;
+        String name = lockName(s.prefix, key);
         try {
-            var lock = s.provider.lock(lockName(s.prefix, key));
+            var lock = s.provider.lock(name);
             acquired = s.wait.isZero() ? lock.tryAcquire() : lock.tryAcquire(s.wait);
         } catch (LockBackendException e) {
             LOG.warn("cannot lock request {} {}: {}", request.getMethod(), request.getRequestURI(), e.getMessage());
             refuse(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, s.retryAfter,
                     "503 Service Unavailable: the lock store cannot be reached; try again later");
             return;
+        }
+        if (acquired.isEmpty() && s.parkingDecider != null) {
+            byte[] work = s.parkingDecider.park(request);
+            if (work != null) {
+                park(s, name, work, request, response);
+                return;
+            }
         }
         if (acquired.isEmpty()) {
             int status = s.wait.isZero() ? HttpServletResponse.SC_CONFLICT : s.timeoutStatus;
@@ -179,11 +214,61 @@ public final class LockingFilter implements Filter {
                     : "503 Service Unavailable: a request with the same key is in progress; try again later");
             return;
         }
-        runHolding(acquired.get(), request, response, chain);
+        runHolding(s, acquired.get(), request, response, chain);
     }
 
-    private void runHolding(LockHandle handle, HttpServletRequest request, HttpServletResponse response,
-            FilterChain chain) throws IOException, ServletException {
+    /** Offers a busy request's work to the key's parking lock and answers 202 (or 503 if the store failed). */
+    private static void park(FilterSettings s, String name, byte[] work, HttpServletRequest request,
+            HttpServletResponse response) throws IOException {
+        Offer offer;
+        try {
+            offer = parkingLock(s, name).offer(work);
+        } catch (LockBackendException e) {
+            LOG.warn("cannot park request {} {}: {}", request.getMethod(), request.getRequestURI(), e.getMessage());
+            refuse(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, s.retryAfter,
+                    "503 Service Unavailable: the lock store cannot be reached; try again later");
+            return;
+        }
+        if (response.isCommitted()) {
+            return;
+        }
+        response.resetBuffer();
+        response.setStatus(HttpServletResponse.SC_ACCEPTED);
+        response.setHeader(offer.parked() ? PARKED_HEADER : APPLIED_HEADER, offer.itemId());
+        response.setHeader("Cache-Control", "no-store");
+        response.setContentType("text/plain;charset=UTF-8");
+        byte[] body = ((offer.parked() ? "202 Accepted: parked for the holder of this key as " : "202 Accepted: applied as ")
+                + offer.itemId() + "\n").getBytes(StandardCharsets.UTF_8);
+        response.setContentLength(body.length);
+        response.getOutputStream().write(body);
+    }
+
+    /** {@return the parking lock of one key: a few fields, made per use, so no map grows with the keys} */
+    private static ParkingLock parkingLock(FilterSettings s, String name) {
+        return ParkingLock.builder(s.provider.lock(name), s.spool, s.parkHandler).build();
+    }
+
+    /**
+     * After a holding request released its key: applies what was parked meanwhile (the look after
+     * the release that {@link ParkingLock} promises: a request that parked while this one held the
+     * key may have tried the lock again before this one let go). Only with parking; never throws.
+     */
+    private static void drainAfterRelease(FilterSettings s, String name) {
+        if (s.parkingDecider == null) {
+            return;
+        }
+        try {
+            if (!s.spool.isEmpty(name)) {
+                parkingLock(s, name).drain();
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("lock '{}': applying the work parked for it failed; it waits for the next holder: {}",
+                    SafeNames.printable(name), e.toString());
+        }
+    }
+
+    private void runHolding(FilterSettings s, LockHandle handle, HttpServletRequest request,
+            HttpServletResponse response, FilterChain chain) throws IOException, ServletException {
         boolean handedToAsync = false;
         request.setAttribute(heldAttribute, Boolean.TRUE);
         request.setAttribute(HANDLE_ATTRIBUTE, handle);
@@ -194,39 +279,41 @@ public final class LockingFilter implements Filter {
                 // Still inside the dispatch that started async: the container runs no listener
                 // before this returns, so onComplete cannot be missed.
                 try {
-                    request.getAsyncContext().addListener(new ReleaseOnCompletion(handle));
+                    request.getAsyncContext().addListener(new ReleaseOnCompletion(s, handle));
                     handedToAsync = true;
                 } catch (IllegalStateException e) {
                     LOG.debug("async context already completed; releasing now", e);
                 }
             }
             if (!handedToAsync) {
-                release(handle);
+                release(s, handle);
             }
         }
     }
 
     /** Releases the lock when an async request ends, however it ends. */
     private static final class ReleaseOnCompletion implements AsyncListener {
+        private final FilterSettings settings;
         private final LockHandle handle;
 
-        ReleaseOnCompletion(LockHandle handle) {
+        ReleaseOnCompletion(FilterSettings settings, LockHandle handle) {
+            this.settings = settings;
             this.handle = handle;
         }
 
         @Override
         public void onComplete(AsyncEvent event) {
-            release(handle);
+            release(settings, handle);
         }
 
         @Override
         public void onTimeout(AsyncEvent event) {
-            release(handle);
+            release(settings, handle);
         }
 
         @Override
         public void onError(AsyncEvent event) {
-            release(handle);
+            release(settings, handle);
         }
 
         @Override
@@ -236,12 +323,13 @@ public final class LockingFilter implements Filter {
         }
     }
 
-    private static void release(LockHandle handle) {
+    private static void release(FilterSettings s, LockHandle handle) {
         try {
             handle.close();
         } catch (RuntimeException e) {
             LOG.warn("cannot release lock '{}': {}", SafeNames.printable(handle.name()), e.toString());
         }
+        drainAfterRelease(s, handle.name());
     }
 
     /** {@return the lock name for a request key: readable when short and valid, else hashed} */
@@ -358,6 +446,41 @@ public final class LockingFilter implements Filter {
          */
         public Builder rejectWithoutKey(boolean reject) {
             settings.rejectWithoutKey = reject;
+            return this;
+        }
+
+        /**
+         * Parks work for a busy key instead of refusing the request: {@code decider} is asked for
+         * each request whose key is busy (after the wait, if any); when it returns bytes the
+         * filter answers {@code 202 Accepted} and {@code handler} applies them under the key's
+         * lock, run by the request holding the key once it is finished (see the class comment).
+         * The work is parked in the lock store's own spool ({@link LockProvider#spool()}, Redis);
+         * other stores need {@link #parkWhenBusy(ParkingDecider, ParkHandler, WorkSpool)}.
+         *
+         * @param decider returns the work to park for a busy request, or null to refuse it as busy
+         * @param handler applies parked work; every server sharing the store registers the same one
+         * @return this builder
+         */
+        public Builder parkWhenBusy(ParkingDecider decider, ParkHandler handler) {
+            settings.parkingDecider = Objects.requireNonNull(decider, "decider");
+            settings.parkHandler = Objects.requireNonNull(handler, "handler");
+            settings.spool = null;
+            return this;
+        }
+
+        /**
+         * Parks work for a busy key in the given spool ({@code Spools.directory(DIR)} for
+         * {@code file:} and the other stores without a spool of their own); otherwise as
+         * {@link #parkWhenBusy(ParkingDecider, ParkHandler)}.
+         *
+         * @param decider returns the work to park for a busy request, or null to refuse it as busy
+         * @param handler applies parked work; every server sharing the spool registers the same one
+         * @param spool where the work waits; every server must reach the same spool
+         * @return this builder
+         */
+        public Builder parkWhenBusy(ParkingDecider decider, ParkHandler handler, WorkSpool spool) {
+            parkWhenBusy(decider, handler);
+            settings.spool = Objects.requireNonNull(spool, "spool");
             return this;
         }
 

@@ -1,5 +1,8 @@
 package dev.kanuki.servlet;
 
+import dev.kanuki.LockProvider;
+import dev.kanuki.Spools;
+import dev.kanuki.spi.WorkSpool;
 import java.nio.file.Path;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -8,8 +11,17 @@ class FileLockingFilterTest extends LockingFilterScenarios {
     @TempDir
     Path dir;
 
+    /** The spool directory, apart from the lock directory. */
+    @TempDir
+    Path spools;
+
     @Override
     String uri() {
         return "file:" + dir;
+    }
+
+    @Override
+    WorkSpool spool(LockProvider provider) {
+        return Spools.directory(spools);
     }
 }

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockProvider;
+import dev.kanuki.ParkedItem;
+import dev.kanuki.spi.WorkSpool;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -19,12 +21,14 @@ import java.net.Socket;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -35,9 +39,10 @@ import org.junit.jupiter.api.Timeout;
  * {@link LockingFilter} in a real Jetty, against one lock store; subclasses say which. Requests
  * that must overlap are held inside the servlet by a latch the test opens, never by sleeping.
  */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
+// Generous: on the loaded 2-vCPU CI machine a first request once took over 30 s to reach the servlet.
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
 abstract class LockingFilterScenarios {
-    private static final Duration LIMIT = Duration.ofSeconds(30);
+    private static final Duration LIMIT = Duration.ofSeconds(60);
     private LockProvider locks;
     private TestServer server;
     /** Each request of {@link #holding()} takes one permit on entry. */
@@ -47,6 +52,11 @@ abstract class LockingFilterScenarios {
 
     /** @return the URI of the lock store under test */
     abstract String uri();
+
+    /** @return where parked work waits: the store's own spool unless a subclass gives another */
+    WorkSpool spool(LockProvider provider) {
+        return provider.spool();
+    }
 
     @BeforeEach
     void open() {
@@ -114,6 +124,56 @@ abstract class LockingFilterScenarios {
         assertEquals(200, done(other).statusCode());
         assertTrue(free("shop", "header:Idempotency-Key=order-1"), "released when the response completed");
         assertEquals(200, done(web.get("/buy", "Idempotency-Key", "order-1")).statusCode());
+    }
+
+    /** What a parking handler saw: the item and the fencing token it ran under. */
+    private record Applied(ParkedItem item, long token) {
+        String text() {
+            return new String(item.bytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    @Test
+    void aBusyKeyParksTheWorkWhenTheApplicationSaysSoAndTheHolderAppliesItAfterItFinishes() throws Exception {
+        List<Applied> applied = new CopyOnWriteArrayList<>();
+        List<Long> holderTokens = new CopyOnWriteArrayList<>();
+        WorkSpool spool = spool(locks);
+        LockingFilter filter = LockingFilter.builder(locks).key(RequestKey.header("Idempotency-Key")).prefix("shop")
+                .parkWhenBusy(request -> request.getHeader("No-Parking") != null ? null
+                        : ("add " + request.getParameter("item")).getBytes(StandardCharsets.UTF_8),
+                        (item, token) -> applied.add(new Applied(item, token)), spool)
+                .build();
+        TestServer web = start(filter, "/cart", TestServer.servlet((request, response) -> {
+            holderTokens.add(((LockHandle) request.getAttribute(LockingFilter.HANDLE_ATTRIBUTE)).fencingToken());
+            entered.release();
+            awaitQuietly(finish);
+            response.getWriter().print("done");
+        }));
+        var first = web.get("/cart?item=book", "Idempotency-Key", "cart-1");
+        awaitEntered(1);
+
+        HttpResponse<String> parked = done(web.get("/cart?item=pen", "Idempotency-Key", "cart-1"));
+        assertEquals(202, parked.statusCode(), parked::body);
+        String id = parked.headers().firstValue(LockingFilter.PARKED_HEADER).orElseThrow();
+        assertTrue(parked.body().startsWith("202 Accepted") && parked.body().contains(id), parked.body());
+        assertEquals(Optional.of("no-store"), parked.headers().firstValue("Cache-Control"));
+        assertEquals(0, entered.availablePermits(), "the parked request did not run the servlet");
+        HttpResponse<String> refused = done(web.get("/cart?item=cup", "Idempotency-Key", "cart-1", "No-Parking", "1"));
+        assertEquals(409, refused.statusCode(), "the decider's null is the usual busy answer");
+        assertTrue(applied.isEmpty(), "nothing applied while the holder runs: " + applied);
+        assertEquals(1, spool.list(LockingFilter.lockName("shop", "header:Idempotency-Key=cart-1")).size());
+
+        finish.countDown();
+        assertEquals(200, done(first).statusCode());
+        await().atMost(LIMIT).until(() -> applied.size() == 1);
+        Applied run = applied.get(0);
+        assertEquals("add pen", run.text());
+        assertEquals(id, run.item().id(), "the handler sees the id the 202 named");
+        assertTrue(run.token() > holderTokens.get(0), "applied under a later acquisition of the key's lock: "
+                + run.token() + " after " + holderTokens);
+        assertTrue(spool.isEmpty(LockingFilter.lockName("shop", "header:Idempotency-Key=cart-1")));
+        assertTrue(free("shop", "header:Idempotency-Key=cart-1"));
+        assertEquals(1, applied.size());
     }
 
     @Test

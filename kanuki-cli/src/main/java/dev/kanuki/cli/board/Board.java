@@ -2,10 +2,15 @@ package dev.kanuki.cli.board;
 
 import dev.kanuki.DistributedLock;
 import dev.kanuki.LockedFile;
+import dev.kanuki.Offer;
+import dev.kanuki.ParkedItem;
+import dev.kanuki.ParkingLock;
+import dev.kanuki.spi.WorkSpool;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,6 +36,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * file), so the count of submissions is right even without the lock. A token already in the file
  * is not posted again: a double-clicked form is one post.
  *
+ * <p>With {@code --when-busy park} a post never waits for the lock: it is offered to a
+ * {@link ParkingLock}, applied at once when the lock is free, else parked in a spool for the
+ * holder, which applies it before it lets go. The holder then writes the plain file itself
+ * (temporary file, fsync, atomic rename; {@link LockedFile}'s versions need the lock taken through
+ * {@link LockedFile}), and pages read the plain file without the lock: a reader never waits
+ * either, and the rename shows it the whole content. The token check makes a parked post that a
+ * holder ran twice (it died after writing, before the spool forgot the item) one post.
+ *
  * <p>The data files are opened through {@link BoardFiles}: a link, a special file, a second hard
  * link or another user's file in their place is refused at startup and at each request, since
  * the text written comes from whoever posts over HTTP.
@@ -42,8 +55,24 @@ final class Board {
 
     private final Path file;
     private final Path submittedLog;
-    /** Null with {@code --lock none}. */
+    /** Null with {@code --lock none} and with {@code --when-busy park}. */
     private final LockedFile locked;
+    /** The lock, counting acquisitions that may wait; null with {@code --lock none}. */
+    private final CountingLock lock;
+    /** Null unless {@code --when-busy park}. */
+    private final ParkingLock parking;
+
+    /** What became of a post. */
+    enum Outcome {
+        /** Written under the lock (waiting for it if busy), or without one. */
+        ADDED,
+        /** Its token was on the board already. */
+        REPEATED,
+        /** Parking mode: applied at once by this request, which found the lock free. */
+        APPLIED,
+        /** Parking mode: the lock was busy; the post waits in the spool for the holder. */
+        PARKED
+    }
 
     /** A post on the board. */
     record Post(String token, long millis, String author, String text) {
@@ -51,25 +80,37 @@ final class Board {
 
     /**
      * @param file the posts' file
-     * @param lock the lock that guards it, or null for none
+     * @param guard the lock that guards it, or null for none
+     * @param spool with a lock: null to wait for the lock, else park busy posts in this spool
      */
-    Board(Path file, DistributedLock lock) throws IOException {
+    Board(Path file, DistributedLock guard, WorkSpool spool) throws IOException {
         this.file = file.toAbsolutePath();
         this.submittedLog = this.file.resolveSibling(this.file.getFileName() + ".submitted");
-        this.locked = lock == null ? null : LockedFile.of(lock, this.file);
+        this.lock = guard == null ? null : new CountingLock(guard);
+        this.locked = lock == null || spool != null ? null : LockedFile.of(lock, this.file);
+        this.parking = lock == null || spool == null ? null : ParkingLock.builder(lock, spool, this::apply).build();
         // Refused at startup with a clear error rather than at the first request.
         BoardFiles.check(this.file);
         BoardFiles.check(submittedLog);
     }
 
+    /** @return true when busy posts are parked rather than waiting for the lock */
+    boolean parks() {
+        return parking != null;
+    }
+
     /**
-     * Adds a post unless its token is on the board already.
+     * Adds a post unless its token is on the board already; in parking mode, applies or parks it.
      *
-     * @return true when it was added, false when the token had been posted
+     * @return what became of it
      */
-    boolean post(String token, String author, String text) {
+    Outcome post(String token, String author, String text) {
         logSubmission(token);
         String line = encode(token) + "\t" + System.currentTimeMillis() + "\t" + encode(author) + "\t" + encode(text) + "\n";
+        if (parking != null) {
+            Offer offer = parking.offer(line.getBytes(StandardCharsets.UTF_8));
+            return offer.applied() ? Outcome.APPLIED : Outcome.PARKED;
+        }
         AtomicBoolean added = new AtomicBoolean();
         if (locked != null) {
             locked.updateText(LOCK_TIMEOUT, before -> {
@@ -82,14 +123,53 @@ final class Board {
             pause();
             added.set(!hasToken(before, token));
             if (added.get()) {
-                writePlain(before + line);
+                writePlain(before + line, false);
             }
         }
-        return added.get();
+        return added.get() ? Outcome.ADDED : Outcome.REPEATED;
+    }
+
+    /**
+     * The parking lock's handler: applies one post (its board line) while the lock is held, in
+     * whichever board process holds it. Durable when it returns (fsync before the rename), since
+     * the spool then forgets the item.
+     */
+    private void apply(ParkedItem item, long fencingToken) {
+        String line = new String(item.bytes(), StandardCharsets.UTF_8);
+        int tab = line.indexOf('\t');
+        if (tab <= 0 || !line.endsWith("\n")) {
+            throw new IllegalArgumentException("not a board line: item " + item.id());
+        }
+        String before = readPlain();
+        pause();
+        if (!hasEncodedToken(before, line.substring(0, tab))) {
+            writePlain(before + line, true);
+        }
+    }
+
+    /** @return how many acquisitions of the board's lock could wait for it, in this process */
+    long lockWaits() {
+        return lock == null ? 0 : lock.waits();
+    }
+
+    /** @return the posts waiting in the spool (parking mode; else 0) */
+    int parked() {
+        return parking == null ? 0 : parking.waiting().size();
+    }
+
+    /**
+     * Applies what a holder that died left in the spool, if the lock is free (parking mode; else
+     * nothing). Never waits.
+     */
+    void drain() {
+        if (parking != null) {
+            parking.drain();
+        }
     }
 
     /** @return the posts, oldest first */
     List<Post> posts() {
+        // Parking mode reads the plain file, replaced whole by rename: no page waits for the lock.
         String text = locked != null ? locked.read(LOCK_TIMEOUT, b -> new String(b, StandardCharsets.UTF_8)) : readPlain();
         List<Post> posts = new ArrayList<>();
         for (String line : text.split("\n")) {
@@ -126,7 +206,11 @@ final class Board {
     }
 
     private static boolean hasToken(String board, String token) {
-        String start = encode(token) + "\t";
+        return hasEncodedToken(board, encode(token));
+    }
+
+    private static boolean hasEncodedToken(String board, String encodedToken) {
+        String start = encodedToken + "\t";
         return board.startsWith(start) || board.contains("\n" + start);
     }
 
@@ -139,13 +223,26 @@ final class Board {
         }
     }
 
-    /** Writes the whole file back (whole, through a rename: readers never see half of it). */
-    private void writePlain(String content) {
+    /**
+     * Writes the whole file back (whole, through a rename: readers never see half of it);
+     * {@code durable}: fsynced before the rename, and the directory after it.
+     */
+    private void writePlain(String content, boolean durable) {
         Path temp = file.resolveSibling("." + file.getFileName() + "." + UUID.randomUUID() + ".tmp");
         try {
             BoardFiles.check(file); // never replace a planted link or another user's file
             Files.writeString(temp, content, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            if (durable) {
+                try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+                    out.force(true);
+                }
+            }
             Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            if (durable) {
+                try (FileChannel dir = FileChannel.open(file.getParent(), StandardOpenOption.READ)) {
+                    dir.force(true);
+                }
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file, e);
         } finally {
