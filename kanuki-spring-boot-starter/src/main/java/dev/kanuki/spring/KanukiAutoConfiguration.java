@@ -1,6 +1,7 @@
 package dev.kanuki.spring;
 
 import dev.kanuki.LockProvider;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.config.AopConfigUtils;
@@ -9,6 +10,7 @@ import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -49,6 +51,21 @@ public class KanukiAutoConfiguration {
         LockProvider provider = LockProvider.open(uri);
         log.info("kanuki: locks in {}", provider.uri());
         return provider;
+    }
+
+    /**
+     * The application's {@link LeaderTask} beans, each in its election while the context runs.
+     *
+     * @param provider the application's lock provider
+     * @param tasks the leader tasks
+     * @param environment for {@code kanuki.locked.prefix}
+     * @return the runner
+     */
+    @Bean
+    @ConditionalOnBean(LeaderTask.class)
+    @ConditionalOnMissingBean
+    public LeaderTasks kanukiLeaderTasks(LockProvider provider, List<LeaderTask> tasks, Environment environment) {
+        return new LeaderTasks(provider, tasks, () -> LockedConfiguration.prefix(environment));
     }
 
     /** {@link Locked @Locked}: the advisor, a check of the annotated methods at start-up, and an auto-proxy creator. */

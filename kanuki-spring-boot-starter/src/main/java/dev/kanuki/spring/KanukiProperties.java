@@ -46,6 +46,12 @@ public class KanukiProperties {
     /** The {@code kanuki.web.*} properties. */
     private final WebProperties web = new WebProperties();
 
+    /** The {@code kanuki.metrics.*} properties. */
+    private final MetricsProperties metrics = new MetricsProperties();
+
+    /** The {@code kanuki.health.*} properties. */
+    private final HealthProperties health = new HealthProperties();
+
     /** {@return the backend URI as set} */
     public String getUri() {
         return uri;
@@ -138,6 +144,16 @@ public class KanukiProperties {
     /** {@return the {@code kanuki.web.*} properties} */
     public WebProperties getWeb() {
         return web;
+    }
+
+    /** {@return the {@code kanuki.metrics.*} properties} */
+    public MetricsProperties getMetrics() {
+        return metrics;
+    }
+
+    /** {@return the {@code kanuki.health.*} properties} */
+    public HealthProperties getHealth() {
+        return health;
     }
 
     /**
@@ -403,6 +419,83 @@ public class KanukiProperties {
          */
         public void setFilterOrder(int filterOrder) {
             this.filterOrder = filterOrder;
+        }
+    }
+
+    /** The {@code kanuki.metrics.*} properties: kanuki-micrometer's meters and observations of the provider's locks. */
+    public static class MetricsProperties {
+        /** Whether the provider's locks are recorded when kanuki-micrometer and a MeterRegistry are present. */
+        private boolean enabled = true;
+
+        /** Whether each wait and hold is also a Micrometer observation (a span with a tracing bridge). */
+        private boolean observations = true;
+
+        /**
+         * Whether the lock's name is a tag of every meter: one time series per name, so only for
+         * a few fixed names.
+         */
+        private boolean lockNamesAsTags;
+
+        /** {@return whether the locks are recorded} */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /**
+         * Sets whether the locks are recorded.
+         *
+         * @param enabled whether the locks are recorded
+         */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /** {@return whether waits and holds are observations} */
+        public boolean isObservations() {
+            return observations;
+        }
+
+        /**
+         * Sets whether waits and holds are observations.
+         *
+         * @param observations whether waits and holds are observations
+         */
+        public void setObservations(boolean observations) {
+            this.observations = observations;
+        }
+
+        /** {@return whether lock names are tags} */
+        public boolean isLockNamesAsTags() {
+            return lockNamesAsTags;
+        }
+
+        /**
+         * Sets whether lock names are tags.
+         *
+         * @param lockNamesAsTags whether lock names are tags
+         */
+        public void setLockNamesAsTags(boolean lockNamesAsTags) {
+            this.lockNamesAsTags = lockNamesAsTags;
+        }
+    }
+
+    /** The {@code kanuki.health.*} properties: the health indicator {@code kanuki} (actuator). */
+    public static class HealthProperties {
+        /** How long the lock store has to answer the health check's status call before it is DOWN. */
+        private Duration timeout = Duration.ofSeconds(5);
+
+        /** {@return how long the store has to answer} */
+        public Duration getTimeout() {
+            return timeout;
+        }
+
+        /**
+         * Sets how long the store has to answer.
+         *
+         * @param timeout how long the store has to answer
+         */
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
         }
     }
 }

@@ -7,7 +7,6 @@ import dev.kanuki.LockProvider;
 import dev.kanuki.spi.SafeNames;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
-import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -60,8 +59,8 @@ public final class LockedInterceptor implements MethodInterceptor {
      */
     public LockedInterceptor(Supplier<LockProvider> provider, Supplier<String> prefix,
                              Function<String, String> placeholders, BeanFactory beanFactory) {
-        this.provider = provider;
-        this.prefix = prefix;
+        this.provider = memoized(provider);
+        this.prefix = memoized(prefix);
         this.placeholders = placeholders;
         this.beanFactory = beanFactory;
         this.releases = new ScheduledThreadPoolExecutor(1, r -> {
@@ -71,6 +70,23 @@ public final class LockedInterceptor implements MethodInterceptor {
         });
         releases.setRemoveOnCancelPolicy(true);
         releases.setExecuteExistingDelayedTasksAfterShutdownPolicy(true);
+    }
+
+    /** The provider and the prefix are looked up at the first call (not while advisors are made), then kept. */
+    private static <T> Supplier<T> memoized(Supplier<T> supplier) {
+        return new Supplier<>() {
+            private volatile T value;
+
+            @Override
+            public T get() {
+                T v = value;
+                if (v == null) {
+                    v = supplier.get();
+                    value = v;
+                }
+                return v;
+            }
+        };
     }
 
     @Override

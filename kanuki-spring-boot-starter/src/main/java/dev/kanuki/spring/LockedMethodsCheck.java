@@ -2,6 +2,7 @@ package dev.kanuki.spring;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.annotation.AnnotationUtils;
@@ -35,7 +36,9 @@ final class LockedMethodsCheck implements SmartInitializingSingleton {
             if (type == null) {
                 continue;
             }
-            Class<?> userClass = ClassUtils.getUserClass(type);
+            // a proxied singleton: the class behind the proxy, as the interceptor sees it at a call
+            Object singleton = beanFactory.containsSingleton(name) ? beanFactory.getSingleton(name) : null;
+            Class<?> userClass = singleton != null ? AopUtils.getTargetClass(singleton) : ClassUtils.getUserClass(type);
             if (!AnnotationUtils.isCandidateClass(userClass, Locked.class)) {
                 continue;
             }

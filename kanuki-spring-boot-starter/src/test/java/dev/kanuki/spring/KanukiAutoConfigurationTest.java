@@ -1,16 +1,25 @@
 package dev.kanuki.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.kanuki.LeaderCandidate;
+import dev.kanuki.LeaderElection;
+import dev.kanuki.Leadership;
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockProvider;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Flow;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,7 +37,9 @@ class KanukiAutoConfigurationTest {
 
     private ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(KanukiAutoConfiguration.class, KanukiWebAutoConfiguration.class))
+                .withConfiguration(AutoConfigurations.of(KanukiAutoConfiguration.class, KanukiWebAutoConfiguration.class,
+                        KanukiMetricsAutoConfiguration.class, KanukiHealthAutoConfiguration.class,
+                        KanukiEndpointAutoConfiguration.class))
                 .withPropertyValues("kanuki.uri=file:" + dir);
     }
 
@@ -40,7 +51,7 @@ class KanukiAutoConfigurationTest {
                     LockProvider provider = context.getBean(LockProvider.class);
                     seen[0] = provider;
                     assertThat(provider.uri()).contains("strategy=mkdir").contains("lease=2000ms").contains("waitThreads=4");
-                    try (LockHandle h = provider.lock("a").acquire(java.time.Duration.ofSeconds(30))) {
+                    try (LockHandle h = provider.lock("a").acquire(Duration.ofSeconds(30))) {
                         assertThat(h.isHeld()).isTrue();
                     }
                     assertThat(context).hasSingleBean(LockedAdvisor.class);
@@ -112,6 +123,129 @@ class KanukiAutoConfigurationTest {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure()).hasMessageContaining("cannot read waitUpTo = \"soon\"");
         });
+    }
+
+    @Test
+    void lockMetricsAreRecordedWhenTheContextHasAMeterRegistry() {
+        runner().withBean(SimpleMeterRegistry.class).run(context -> {
+            LockProvider provider = context.getBean(LockProvider.class);
+            provider.lock("metered").tryAcquire().ifPresent(LockHandle::close);
+            Timer acquired = context.getBean(MeterRegistry.class).find("kanuki.lock.acquire")
+                    .tag("outcome", "acquired").tag("scheme", "file").timer();
+            assertThat(acquired).isNotNull();
+            assertThat(acquired.count()).isEqualTo(1);
+        });
+        runner().withBean(SimpleMeterRegistry.class).withPropertyValues("kanuki.metrics.enabled=false").run(context -> {
+            context.getBean(LockProvider.class).lock("metered").tryAcquire().ifPresent(LockHandle::close);
+            assertThat(context.getBean(MeterRegistry.class).find("kanuki.lock.acquire").timer()).isNull();
+        });
+    }
+
+    @Test
+    void healthIsUpWhileTheStoreAnswersAndDownWithTheErrorWhenItCannot() throws Exception {
+        // Spring Boot 3.5 and 4.0 name the health types differently; this test runs on both, so it reads them reflectively
+        runner().withPropertyValues("kanuki.health.timeout=30s").run(context -> {
+            Object indicator = context.getBean("kanukiHealthIndicator");
+            assertThat(status(indicator)).isEqualTo("UP");
+            context.getBean(LockProvider.class).close(); // a real failure: the provider no longer answers
+            assertThat(status(indicator)).isEqualTo("DOWN");
+            assertThat(details(indicator).get("error").toString()).contains("IllegalStateException");
+        });
+        runner().withPropertyValues("management.health.kanuki.enabled=false")
+                .run(context -> assertThat(context).doesNotHaveBean("kanukiHealthIndicator"));
+    }
+
+    @Test
+    void aLeaderTaskLeadsWhileTheContextRunsAndHandsOverWhenItStops() {
+        List<String> events = new CopyOnWriteArrayList<>();
+        List<Long> standbyEpochs = new CopyOnWriteArrayList<>();
+        try (LockProvider other = LockProvider.open("file:" + dir)) {
+            LeaderElection[] standby = new LeaderElection[1];
+            runner().withPropertyValues("kanuki.locked.prefix=app/")
+                    .withBean("nightly", LeaderTask.class, () -> new RecordingTask(events)).run(context -> {
+                        await().atMost(Duration.ofSeconds(60)).until(() -> !events.isEmpty());
+                        assertThat(events.get(0)).startsWith("elected app/nightly ");
+                        standby[0] = LeaderElection.join(other, "app/nightly", new LeaderCandidate() {
+                            @Override
+                            public void elected(Leadership term) {
+                                standbyEpochs.add(term.epoch());
+                            }
+
+                            @Override
+                            public void revoked(Leadership term, Leadership.End why) {
+                            }
+                        });
+                        assertThat(context.getBean(LeaderTasks.class).elections()).hasSize(1);
+                    });
+            try {
+                await().atMost(Duration.ofSeconds(60)).until(() -> !standbyEpochs.isEmpty());
+                assertThat(events).hasSize(2);
+                assertThat(events.get(1)).isEqualTo("revoked RESIGNED");
+                long epoch = Long.parseLong(events.get(0).substring(events.get(0).lastIndexOf(' ') + 1));
+                assertThat(standbyEpochs.get(0)).as("the next leader's epoch").isGreaterThan(epoch);
+            } finally {
+                if (standby[0] != null) {
+                    standby[0].close();
+                }
+            }
+        }
+    }
+
+    @Test
+    void theLocksEndpointListsWhatTheApplicationHoldsAndWaitsFor() {
+        runner().withPropertyValues("management.endpoints.web.exposure.include=health,locks").run(context -> {
+            LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
+            LockProvider provider = context.getBean(LockProvider.class);
+            try (LockHandle held = provider.lock("board a/ü").acquire(Duration.ofSeconds(30))) {
+                CompletableFuture<LockHandle> waiter = provider.lock("board a/ü").acquireAsync(Duration.ofSeconds(60));
+                LocksEndpoint.Report report = endpoint.locks();
+                assertThat(report.store()).startsWith("file:");
+                assertThat(report.held()).singleElement().satisfies(h -> {
+                    assertThat(h.name()).isEqualTo("board a/ü");
+                    assertThat(h.mode()).isEqualTo("exclusive");
+                    assertThat(h.lastFencingToken()).isEqualTo(held.fencingToken());
+                });
+                assertThat(report.waiting()).singleElement().satisfies(w -> assertThat(w.name()).isEqualTo("board a/ü"));
+                held.close();
+                waiter.get(60, java.util.concurrent.TimeUnit.SECONDS).close();
+            }
+            assertThat(endpoint.locks().held()).isEmpty();
+            assertThat(endpoint.locks().waiting()).isEmpty();
+        });
+        runner().run(context -> assertThat(context).as("not exposed: no endpoint, no listener").doesNotHaveBean(LocksEndpoint.class));
+    }
+
+    static final class RecordingTask implements LeaderTask {
+        private final List<String> events;
+
+        RecordingTask(List<String> events) {
+            this.events = events;
+        }
+
+        @Override
+        public String election() {
+            return "nightly";
+        }
+
+        @Override
+        public void elected(Leadership term) {
+            events.add("elected " + term.election() + " " + term.epoch());
+        }
+
+        @Override
+        public void revoked(Leadership term, Leadership.End why) {
+            events.add("revoked " + why);
+        }
+    }
+
+    private static String status(Object indicator) throws Exception {
+        Object health = indicator.getClass().getMethod("health").invoke(indicator);
+        return health.getClass().getMethod("getStatus").invoke(health).toString();
+    }
+
+    private static java.util.Map<?, ?> details(Object indicator) throws Exception {
+        Object health = indicator.getClass().getMethod("health").invoke(indicator);
+        return (java.util.Map<?, ?>) health.getClass().getMethod("getDetails").invoke(health);
     }
 
     @Configuration(proxyBeanMethods = false)
