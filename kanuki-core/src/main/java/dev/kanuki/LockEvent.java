@@ -42,8 +42,10 @@ public final class LockEvent {
     private final String name;
     private final String scheme;
     private final LockMode mode;
-    private final Duration waited;
-    private final Duration held;
+    // Nanoseconds, not Durations: the engine makes events on every acquisition, and a listener
+    // that records them (a Micrometer timer takes nanoseconds) then allocates nothing to read them.
+    private final long waitedNanos;
+    private final long heldNanos;
     private final Throwable error;
 
     /**
@@ -60,14 +62,41 @@ public final class LockEvent {
      */
     public LockEvent(Kind kind, long acquisition, String name, String scheme, LockMode mode, Duration waited,
                      Duration held, Throwable error) {
+        this(kind, acquisition, name, scheme, mode, nanos(Objects.requireNonNull(waited, "waited")),
+                nanos(Objects.requireNonNull(held, "held")), error);
+    }
+
+    /**
+     * Makes an event with its times in nanoseconds (the engine does, allocating no {@link Duration}).
+     *
+     * @param kind what happened
+     * @param acquisition the number of the acquisition, the same for all its events
+     * @param name the lock's name
+     * @param scheme the backend's URI scheme
+     * @param mode how the lock is taken
+     * @param waitedNanos how long the acquisition waited, in nanoseconds (negative is taken as zero)
+     * @param heldNanos how long the lock was held, in nanoseconds (negative is taken as zero)
+     * @param error the failure, for {@link Kind#TIMED_OUT}, {@link Kind#FAILED} and {@link Kind#LOST}; else null
+     */
+    public LockEvent(Kind kind, long acquisition, String name, String scheme, LockMode mode, long waitedNanos,
+                     long heldNanos, Throwable error) {
         this.kind = Objects.requireNonNull(kind, "kind");
         this.acquisition = acquisition;
         this.name = Objects.requireNonNull(name, "name");
         this.scheme = Objects.requireNonNull(scheme, "scheme");
         this.mode = Objects.requireNonNull(mode, "mode");
-        this.waited = Objects.requireNonNull(waited, "waited");
-        this.held = Objects.requireNonNull(held, "held");
+        this.waitedNanos = Math.max(0, waitedNanos);
+        this.heldNanos = Math.max(0, heldNanos);
         this.error = error;
+    }
+
+    /** A duration in nanoseconds, saturated (about 292 years) rather than overflowing. */
+    private static long nanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException tooLong) {
+            return d.isNegative() ? 0 : Long.MAX_VALUE;
+        }
     }
 
     /** {@return what happened} */
@@ -100,12 +129,22 @@ public final class LockEvent {
 
     /** {@return how long the acquisition waited: until this event, or until it got the lock} */
     public Duration waited() {
-        return waited;
+        return Duration.ofNanos(waitedNanos);
+    }
+
+    /** {@return {@link #waited()} in nanoseconds} */
+    public long waitedNanos() {
+        return waitedNanos;
     }
 
     /** {@return how long the lock was held, for {@link Kind#LOST} and {@link Kind#RELEASED}; else zero} */
     public Duration held() {
-        return held;
+        return Duration.ofNanos(heldNanos);
+    }
+
+    /** {@return {@link #held()} in nanoseconds} */
+    public long heldNanos() {
+        return heldNanos;
     }
 
     /** {@return the failure of a {@link Kind#TIMED_OUT}, {@link Kind#FAILED} or {@link Kind#LOST} event} */
@@ -116,7 +155,7 @@ public final class LockEvent {
     @Override
     public String toString() {
         return "LockEvent[" + kind + " #" + acquisition + " '" + dev.kanuki.spi.SafeNames.printable(name) + "' "
-                + scheme + " " + mode + " waited " + waited + " held " + held
+                + scheme + " " + mode + " waited " + waited() + " held " + held()
                 + (error == null ? "" : " " + error.getClass().getSimpleName()) + "]";
     }
 }

@@ -36,4 +36,20 @@ public interface LockListener {
      * @param event what happened
      */
     void onEvent(LockEvent event);
+
+    /**
+     * Called with an acquisition's {@link LockEvent.Kind#WAITING WAITING} event instead of
+     * {@link #onEvent}; the listener it returns is told the acquisition's later events. A listener
+     * that keeps something per acquisition (a timer's start, a trace span) returns a new object
+     * holding it, rather than keeping a map from {@link LockEvent#acquisition()} to it. The
+     * default calls {@code onEvent(waiting)} and returns this listener.
+     *
+     * @param waiting the {@code WAITING} event
+     * @return the listener of this acquisition's other events, or null for none; when this method
+     *     throws, this listener is told them
+     */
+    default LockListener onWaiting(LockEvent waiting) {
+        onEvent(waiting);
+        return this;
+    }
 }

@@ -80,7 +80,7 @@ final class InterleavedRounds {
         void print(String title, String... pairs) {
             System.out.printf(Locale.ROOT, "%s, %d rounds, median µs per op:", title, rounds.size());
             for (String name : names) {
-                System.out.printf(Locale.ROOT, " %s %.0f", name, median(name));
+                System.out.printf(Locale.ROOT, " %s %.3g", name, median(name));
             }
             System.out.println();
             for (int i = 0; i + 1 < pairs.length; i += 2) {

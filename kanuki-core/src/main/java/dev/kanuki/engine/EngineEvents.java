@@ -1,14 +1,15 @@
 package dev.kanuki.engine;
 
 import dev.kanuki.LockEvent;
+import dev.kanuki.LockHandle;
 import dev.kanuki.LockListener;
 import dev.kanuki.LockLostException;
 import dev.kanuki.LockTimeoutException;
 import dev.kanuki.spi.SafeNames;
-import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,22 +61,39 @@ final class EngineEvents {
     }
 
     /**
-     * Starts the events of a waiter's acquisition: fires {@code WAITING} in the calling thread
-     * and arranges for a failed outcome to be reported when its future completes so.
+     * Starts the events of a waiter's acquisition: fires {@code WAITING} in the calling thread.
+     * The caller then calls {@link Acquisition#watchOutcome()} once its call has done what it
+     * does at once (a failed outcome is reported from there, or when it comes later).
      */
     Acquisition waiting(Waiter w, long startNanos) {
         Acquisition a = new Acquisition(this, w, startNanos);
-        a.fire(LockEvent.Kind.WAITING, 0, 0, null);
-        w.future.whenComplete((h, e) -> {
-            if (e != null) {
-                a.ended(e);
+        LockEvent event = a.event(LockEvent.Kind.WAITING, 0, 0, null);
+        LockListener[] targets = listeners;
+        for (int i = 0; i < listeners.length; i++) {
+            LockListener listener = listeners[i];
+            LockListener target;
+            try {
+                target = listener.onWaiting(event);
+            } catch (RuntimeException | LinkageError e) {
+                log.warn("lock listener {} failed on {}", listener, event, e);
+                target = listener;
             }
-        });
+            if (target != listener) {
+                if (targets == listeners) {
+                    targets = listeners.clone(); // most listeners go on themselves: no copy for them
+                }
+                targets[i] = target;
+            }
+        }
+        a.targets = targets;
         return a;
     }
 
-    private void deliver(LockEvent event) {
-        for (LockListener listener : listeners) {
+    private static void deliver(LockListener[] targets, LockEvent event) {
+        for (LockListener listener : targets) {
+            if (listener == null) {
+                continue; // it wanted none of this acquisition's later events
+            }
             try {
                 listener.onEvent(event);
             } catch (RuntimeException | LinkageError e) {
@@ -93,8 +111,12 @@ final class EngineEvents {
         private final Waiter waiter;
         private final long id = NEXT_ACQUISITION.incrementAndGet();
         private final long startNanos;
+        /** The listeners of the events after WAITING, each the one its listener's {@code onWaiting} returned. */
+        private LockListener[] targets;
+        private static final AtomicIntegerFieldUpdater<Acquisition> OUTCOME =
+                AtomicIntegerFieldUpdater.newUpdater(Acquisition.class, "outcome");
         /** WAITING until the wait's outcome is claimed (ACQUIRED or a failure): each fires once. */
-        private final AtomicInteger outcome = new AtomicInteger(WAITING);
+        private volatile int outcome = WAITING; // an updater, not an AtomicInteger: one object less per acquisition
         /** Set once acquired: when, and how long the wait took. */
         private volatile long acquiredNanos;
         private volatile long waitedNanos;
@@ -119,7 +141,7 @@ final class EngineEvents {
          *     once without events of its own)
          */
         boolean claimAcquired() {
-            if (!outcome.compareAndSet(WAITING, ENDED)) {
+            if (!OUTCOME.compareAndSet(this, WAITING, ENDED)) {
                 return false;
             }
             long now = System.nanoTime();
@@ -144,9 +166,26 @@ final class EngineEvents {
             }
         }
 
+        /**
+         * Reports the wait's failure if it already failed, else when it does. Called once the
+         * call that started the wait has done what it does at once: most acquisitions are
+         * granted (or refused) in that call, and then need no callback on their future.
+         */
+        void watchOutcome() {
+            CompletableFuture<LockHandle> future = waiter.future;
+            if (future.isDone() && !future.isCompletedExceptionally()) {
+                return; // granted: claimAcquired() fired ACQUIRED
+            }
+            future.whenComplete((h, e) -> {
+                if (e != null) {
+                    ended(e);
+                }
+            });
+        }
+
         /** The waiter's future completed exceptionally. */
         void ended(Throwable e) {
-            if (!outcome.compareAndSet(WAITING, ENDED)) {
+            if (!OUTCOME.compareAndSet(this, WAITING, ENDED)) {
                 return;
             }
             Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
@@ -191,9 +230,12 @@ final class EngineEvents {
         }
 
         private void fire(LockEvent.Kind kind, long waited, long held, Throwable error) {
+            deliver(targets, event(kind, waited, held, error));
+        }
+
+        private LockEvent event(LockEvent.Kind kind, long waited, long held, Throwable error) {
             EngineLock lock = waiter.lock;
-            events.deliver(new LockEvent(kind, id, lock.name, events.scheme, lock.mode,
-                    Duration.ofNanos(Math.max(0, waited)), Duration.ofNanos(Math.max(0, held)), error));
+            return new LockEvent(kind, id, lock.name, events.scheme, lock.mode, waited, held, error);
         }
 
         @Override

@@ -100,6 +100,17 @@ final class EngineLock implements DistributedSemaphore {
         if (events != null) {
             w.events = events.waiting(w, now);
         }
+        try {
+            return enterAsync(w);
+        } finally {
+            if (w.events != null) {
+                w.events.watchOutcome();
+            }
+        }
+    }
+
+    /** Queues a waiter and, when it may contend at once, contends on a worker thread. */
+    private CompletableFuture<LockHandle> enterAsync(Waiter w) {
         provider.register(w);
         if (w.isDone()) {
             return w.future; // the provider closed meanwhile
@@ -129,7 +140,7 @@ final class EngineLock implements DistributedSemaphore {
         return new LockRequest(name, mode, permits, provider.lease, Waiter.deadline(now, timeout));
     }
 
-    /** Queues a waiter and, when it may contend at once, contends in this thread. */
+    /** Starts a waiter (and its events) and enters it ({@link #enterInline}). */
     private Waiter start(Duration timeout, boolean nameHolder) {
         provider.checkOpen();
         long now = System.nanoTime();
@@ -138,6 +149,17 @@ final class EngineLock implements DistributedSemaphore {
         if (events != null) {
             w.events = events.waiting(w, now);
         }
+        try {
+            return enterInline(w);
+        } finally {
+            if (w.events != null) {
+                w.events.watchOutcome();
+            }
+        }
+    }
+
+    /** Queues a waiter and, when it may contend at once, contends in this thread. */
+    private Waiter enterInline(Waiter w) {
         provider.register(w);
         if (w.isDone()) {
             return w; // the provider closed meanwhile: awaitHandle reports it

@@ -191,6 +191,39 @@ class LockEventsTest {
         assertEquals(List.of(Kind.WAITING, Kind.ACQUIRED, Kind.RELEASED), kinds());
     }
 
+    @Test
+    void aListenerPerAcquisitionHearsItsLaterEventsAndNullHearsNone() throws Exception {
+        provider.removeListener(recorder);
+        List<String> heard = new CopyOnWriteArrayList<>();
+        provider.addListener(new LockListener() {
+            @Override
+            public void onEvent(LockEvent event) {
+                heard.add("shared " + event.kind());
+            }
+
+            @Override
+            public LockListener onWaiting(LockEvent waiting) {
+                heard.add("start " + waiting.name());
+                if (waiting.name().equals("ignored")) {
+                    return null;
+                }
+                if (waiting.name().equals("broken")) {
+                    throw new IllegalStateException("a listener's bug, on purpose");
+                }
+                return event -> heard.add(waiting.name() + " " + event.kind()
+                        + (event.acquisition() == waiting.acquisition() ? "" : " of another acquisition"));
+            }
+        });
+        try (LockHandle h = provider.lock("own").acquire(LONG)) {
+            assertTrue(h.isHeld());
+        }
+        provider.lock("ignored").tryAcquire().orElseThrow().close();
+        provider.lock("broken").tryAcquire().orElseThrow().close();
+        assertEquals(List.of("start own", "own ACQUIRED", "own RELEASED",
+                "start ignored",
+                "start broken", "shared ACQUIRED", "shared RELEASED"), heard);
+    }
+
     private List<Kind> kinds() {
         return events.stream().map(LockEvent::kind).collect(Collectors.toList());
     }

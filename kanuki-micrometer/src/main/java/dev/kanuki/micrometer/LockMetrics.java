@@ -3,6 +3,7 @@ package dev.kanuki.micrometer;
 import dev.kanuki.LockEvent;
 import dev.kanuki.LockListener;
 import dev.kanuki.LockProvider;
+import dev.kanuki.spi.LockMode;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.LongTaskTimer;
@@ -15,7 +16,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * kanuki's lock events as Micrometer meters and observations: a {@link LockListener} to register
@@ -62,16 +65,16 @@ public final class LockMetrics implements LockListener {
     /** The name of the observation of each hold. */
     public static final String HOLD_OBSERVATION = "kanuki.lock.hold";
 
+    /** The outcomes of a wait, in the order of {@link MeterSet#acquire}. */
+    private static final String[] OUTCOMES = {"acquired", "refused", "timed_out", "failed"};
+
     private final MeterRegistry meters;
     private final ObservationRegistry observations;
     private final boolean namesAsTags;
-    /** Acquisitions in progress (waiting or holding), by {@link LockEvent#acquisition()}. */
-    private final Map<Long, Acquisition> live = new ConcurrentHashMap<>();
-    /** Meters by their tags, so that an event does not look them up in the registry. */
-    private final Map<MeterKey, Timer> acquireTimers = new ConcurrentHashMap<>();
-    private final Map<MeterKey, LongTaskTimer> heldTimers = new ConcurrentHashMap<>();
-    private final Map<MeterKey, Counter> lostCounters = new ConcurrentHashMap<>();
-    private final Map<MeterKey, AtomicLong> waiters = new ConcurrentHashMap<>();
+    /** The meters of each scheme, mode (and name, when names are tags), made on first use. */
+    private final Map<MeterKey, MeterSet> meterSets = new ConcurrentHashMap<>();
+    /** The meters the last acquisition used: most use the same, and then need no lookup. */
+    private volatile MeterSet lastMeterSet;
 
     private LockMetrics(Builder builder) {
         this.meters = builder.meters;
@@ -162,107 +165,51 @@ public final class LockMetrics implements LockListener {
         provider.removeListener(this);
     }
 
+    /**
+     * Records nothing: this listener is told each acquisition's events through the listener
+     * {@link #onWaiting} returns for it. An event passed here directly is ignored.
+     *
+     * @param event an event
+     */
     @Override
     public void onEvent(LockEvent event) {
-        switch (event.kind()) {
-            case WAITING -> waiting(event);
-            case ACQUIRED -> acquired(event);
-            case REFUSED, TIMED_OUT, FAILED -> waitEnded(event);
-            case LOST -> lost(event);
-            case RELEASED -> released(event);
-            default -> {
-                // a kind added later: nothing to record yet
-            }
-        }
+        // Each acquisition's events go to its own Acquisition (onWaiting): nothing to look up here.
     }
 
-    private void waiting(LockEvent event) {
-        Acquisition a = new Acquisition(key(event));
-        if (meters != null) {
-            a.waiters = waiters.computeIfAbsent(a.key, this::waitersGauge);
-            a.waiters.incrementAndGet();
+    /**
+     * Starts recording an acquisition: counts it as a waiter and starts its wait observation.
+     *
+     * @param waiting its {@code WAITING} event
+     * @return the listener of its other events, which holds what it records
+     */
+    @Override
+    public LockListener onWaiting(LockEvent waiting) {
+        Acquisition a = new Acquisition(meters == null ? null : meterSet(waiting));
+        if (a.meterSet != null) {
+            a.meterSet.waiters.incrementAndGet();
         }
         if (observations != null) {
             a.parent = observations.getCurrentObservation();
-            a.wait = observation(WAIT_OBSERVATION, event, a.parent).start();
+            a.wait = observation(WAIT_OBSERVATION, waiting, a.parent).start();
         }
-        live.put(event.acquisition(), a);
+        return a;
     }
 
-    private void acquired(LockEvent event) {
-        Acquisition a = live.get(event.acquisition());
-        if (a == null) {
-            return; // started before this listener was bound
+    private MeterSet meterSet(LockEvent event) {
+        MeterSet last = lastMeterSet;
+        if (last != null && last.isFor(event)) {
+            return last;
         }
-        endWait(a, event, "acquired");
-        if (meters != null) {
-            a.held = heldTimers.computeIfAbsent(a.key, k -> LongTaskTimer.builder(HELD)
-                    .description("locks held now, and for how long").tags(tags(k)).register(meters)).start();
-        }
-        if (observations != null) {
-            a.hold = observation(HOLD_OBSERVATION, event, a.parent).start();
-        }
-    }
-
-    private void waitEnded(LockEvent event) {
-        Acquisition a = live.remove(event.acquisition());
-        if (a == null) {
-            return;
-        }
-        String outcome = event.kind().name().toLowerCase(Locale.ROOT);
-        if (a.wait != null) {
-            event.error().ifPresent(a.wait::error);
-        }
-        endWait(a, event, outcome);
-    }
-
-    private void endWait(Acquisition a, LockEvent event, String outcome) {
-        if (meters != null) {
-            a.waiters.decrementAndGet();
-            MeterKey timerKey = a.key.withOutcome(outcome);
-            acquireTimers.computeIfAbsent(timerKey, k -> Timer.builder(ACQUIRE)
-                    .description("how long acquisitions waited, by outcome").tags(tags(k)).tag("outcome", outcome)
-                    .register(meters)).record(event.waited());
-        }
-        if (a.wait != null) {
-            a.wait.lowCardinalityKeyValue("kanuki.lock.outcome", outcome);
-            a.wait.stop();
-            a.wait = null;
-        }
-    }
-
-    private void lost(LockEvent event) {
-        Acquisition a = live.get(event.acquisition());
-        if (a == null) {
-            return;
-        }
-        if (meters != null) {
-            lostCounters.computeIfAbsent(a.key, k -> Counter.builder(LOST)
-                    .description("locks found lost while held").tags(tags(k)).register(meters)).increment();
-        }
-        if (a.hold != null) {
-            a.hold.event(Observation.Event.of("lost", "the lock was lost while held"));
-            event.error().ifPresent(a.hold::error);
-        }
-    }
-
-    private void released(LockEvent event) {
-        Acquisition a = live.remove(event.acquisition());
-        if (a == null) {
-            return;
-        }
-        if (a.held != null) {
-            a.held.stop();
-        }
-        if (a.hold != null) {
-            a.hold.stop();
-        }
+        MeterKey key = new MeterKey(event.scheme(), event.mode(), namesAsTags ? event.name() : null);
+        MeterSet set = meterSets.computeIfAbsent(key, MeterSet::new);
+        lastMeterSet = set;
+        return set;
     }
 
     private Observation observation(String name, LockEvent event, Observation parent) {
         Observation o = Observation.createNotStarted(name, observations)
                 .lowCardinalityKeyValue("kanuki.lock.scheme", event.scheme())
-                .lowCardinalityKeyValue("kanuki.lock.mode", mode(event))
+                .lowCardinalityKeyValue("kanuki.lock.mode", mode(event.mode()))
                 .highCardinalityKeyValue("kanuki.lock.name", event.name())
                 .contextualName(name.equals(WAIT_OBSERVATION) ? "lock wait" : "lock hold");
         if (namesAsTags) {
@@ -274,46 +221,142 @@ public final class LockMetrics implements LockListener {
         return o;
     }
 
-    private AtomicLong waitersGauge(MeterKey key) {
-        AtomicLong count = new AtomicLong();
-        Gauge.builder(WAITERS, count, AtomicLong::get).description("acquisitions waiting now")
-                .tags(tags(key)).strongReference(true).register(meters);
-        return count;
+    private static String mode(LockMode mode) {
+        return mode.name().toLowerCase(Locale.ROOT);
     }
 
-    private MeterKey key(LockEvent event) {
-        return new MeterKey(event.scheme(), mode(event), namesAsTags ? event.name() : null, null);
-    }
-
-    private static String mode(LockEvent event) {
-        return event.mode().name().toLowerCase(Locale.ROOT);
-    }
-
-    private static Tags tags(MeterKey key) {
-        Tags tags = Tags.of("scheme", key.scheme, "mode", key.mode);
-        return key.name == null ? tags : tags.and("name", key.name);
-    }
-
-    /** The tags of a meter. */
-    private record MeterKey(String scheme, String mode, String name, String outcome) {
-        MeterKey withOutcome(String outcome) {
-            return new MeterKey(scheme, mode, name, outcome);
+    /** The tags of a set of meters: name is null unless names are tags. */
+    private record MeterKey(String scheme, LockMode mode, String name) {
+        Tags tags() {
+            Tags tags = Tags.of("scheme", scheme, "mode", LockMetrics.mode(mode));
+            return name == null ? tags : tags.and("name", name);
         }
     }
 
-    /** What this listener keeps of one acquisition between its events. */
-    private static final class Acquisition {
+    /** The meters of one scheme and mode (and name): found once per acquisition. */
+    private final class MeterSet {
         final MeterKey key;
-        // Volatile: an acquisition's events come from different threads (the caller, the thread
-        // that hands over the lock, the lease watchdog, the one that closes the handle).
-        volatile AtomicLong waiters;
-        volatile Observation parent;
-        volatile Observation wait;
-        volatile Observation hold;
-        volatile LongTaskTimer.Sample held;
+        final Tags tags;
+        final AtomicLong waiters = new AtomicLong();
+        final LongTaskTimer held;
+        /** By the index of the outcome in {@link #OUTCOMES}; registered on first use. */
+        final AtomicReferenceArray<Timer> acquire = new AtomicReferenceArray<>(OUTCOMES.length);
+        volatile Counter lost;
 
-        Acquisition(MeterKey key) {
+        MeterSet(MeterKey key) {
             this.key = key;
+            this.tags = key.tags();
+            Gauge.builder(WAITERS, waiters, AtomicLong::get).description("acquisitions waiting now")
+                    .tags(tags).strongReference(true).register(meters);
+            this.held = LongTaskTimer.builder(HELD).description("locks held now, and for how long").tags(tags)
+                    .register(meters);
+        }
+
+        boolean isFor(LockEvent event) {
+            return key.mode == event.mode() && key.scheme.equals(event.scheme())
+                    && (key.name == null || key.name.equals(event.name()));
+        }
+
+        Timer acquireTimer(int outcome) {
+            Timer timer = acquire.get(outcome);
+            if (timer == null) {
+                // A race registers it twice: the registry returns the same meter both times.
+                timer = Timer.builder(ACQUIRE).description("how long acquisitions waited, by outcome").tags(tags)
+                        .tag("outcome", OUTCOMES[outcome]).register(meters);
+                acquire.set(outcome, timer);
+            }
+            return timer;
+        }
+
+        Counter lostCounter() {
+            Counter counter = lost;
+            if (counter == null) {
+                counter = Counter.builder(LOST).description("locks found lost while held").tags(tags).register(meters);
+                lost = counter;
+            }
+            return counter;
+        }
+    }
+
+    /**
+     * What is recorded of one acquisition: the listener of its events after {@code WAITING}. Plain
+     * fields: the engine delivers an acquisition's events one at a time, each after the one
+     * before it (LockListener), also when they come on different threads.
+     */
+    private final class Acquisition implements LockListener {
+        final MeterSet meterSet;
+        Observation parent;
+        Observation wait;
+        Observation hold;
+        LongTaskTimer.Sample held;
+
+        Acquisition(MeterSet meterSet) {
+            this.meterSet = meterSet;
+        }
+
+        @Override
+        public void onEvent(LockEvent event) {
+            switch (event.kind()) {
+                case ACQUIRED -> acquired(event);
+                case REFUSED -> waitEnded(event, 1);
+                case TIMED_OUT -> waitEnded(event, 2);
+                case FAILED -> waitEnded(event, 3);
+                case LOST -> lost(event);
+                case RELEASED -> released();
+                default -> {
+                    // WAITING went to onWaiting; a kind added later: nothing to record yet
+                }
+            }
+        }
+
+        private void acquired(LockEvent event) {
+            endWait(event, 0);
+            if (meterSet != null) {
+                held = meterSet.held.start();
+            }
+            if (observations != null) {
+                hold = observation(HOLD_OBSERVATION, event, parent).start();
+            }
+        }
+
+        private void waitEnded(LockEvent event, int outcome) {
+            if (wait != null) {
+                event.error().ifPresent(wait::error);
+            }
+            endWait(event, outcome);
+        }
+
+        private void endWait(LockEvent event, int outcome) {
+            if (meterSet != null) {
+                meterSet.waiters.decrementAndGet();
+                meterSet.acquireTimer(outcome).record(event.waitedNanos(), TimeUnit.NANOSECONDS);
+            }
+            if (wait != null) {
+                wait.lowCardinalityKeyValue("kanuki.lock.outcome", OUTCOMES[outcome]);
+                wait.stop();
+                wait = null;
+            }
+        }
+
+        private void lost(LockEvent event) {
+            if (meterSet != null) {
+                meterSet.lostCounter().increment();
+            }
+            if (hold != null) {
+                hold.event(Observation.Event.of("lost", "the lock was lost while held"));
+                event.error().ifPresent(hold::error);
+            }
+        }
+
+        private void released() {
+            if (held != null) {
+                held.stop();
+                held = null;
+            }
+            if (hold != null) {
+                hold.stop();
+                hold = null;
+            }
         }
     }
 }
