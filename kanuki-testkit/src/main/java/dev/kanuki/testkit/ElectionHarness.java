@@ -151,20 +151,20 @@ public final class ElectionHarness {
 
     /** A candidate JVM, its own log and its standard error. */
     private record Candidate(int index, Process process, Path log, Path err) {
-        /** {@return the highest epoch it logged being elected with, and when (ms); {-1, 0} when none} */
-        long[] lastElected() throws IOException {
-            long[] last = {-1, 0};
+        /** {@return its elections so far, in order, each its epoch and when (ms)} */
+        List<long[]> elections() throws IOException {
+            List<long[]> elections = new ArrayList<>();
             if (Files.exists(log)) {
                 String text = Files.readString(log);
                 // only whole lines: one still being written is read again at the next poll
                 for (String line : text.substring(0, text.lastIndexOf('\n') + 1).split("\n")) {
                     String[] f = line.split(" ");
-                    if (f[0].equals("elected") && Long.parseLong(f[1]) > last[0]) {
-                        last = new long[] {Long.parseLong(f[1]), Long.parseLong(f[2])};
+                    if (f[0].equals("elected")) {
+                        elections.add(new long[] {Long.parseLong(f[1]), Long.parseLong(f[2])});
                     }
                 }
             }
-            return last;
+            return elections;
         }
     }
 
@@ -189,12 +189,17 @@ public final class ElectionHarness {
             for (int i = 0; i < candidates; i++) {
                 alive.add(start(i, shared, all));
             }
-            leader = awaitNewLeader(alive, -1, System.nanoTime() + FIRST_ELECTION.toNanos(),
+            leader = awaitNewLeader(alive, Map.of(), System.nanoTime() + FIRST_ELECTION.toNanos(),
                     "the first election, within " + FIRST_ELECTION.toSeconds() + " s");
-            long epoch = leader.lastElected()[0];
+            long epoch = last(leader.elections())[0];
             epochs.add(epoch);
             Duration limit = takeoverBound.plus(slack);
             for (int kill = 0; kill < kills; kill++) {
+                // a new leader is a candidate with an election more than now, whatever its epoch
+                Map<Candidate, Integer> before = new HashMap<>();
+                for (Candidate c : alive) {
+                    before.put(c, c.elections().size());
+                }
                 long killedNanos = System.nanoTime();
                 long killedMillis = System.currentTimeMillis();
                 leader.process().destroyForcibly(); // SIGKILL: no release, no revoked()
@@ -202,11 +207,12 @@ public final class ElectionHarness {
                 alive.remove(leader);
                 // the standbys already there are the ones expected to take over; the newcomer keeps the count
                 alive.add(start(candidates + kill, shared, all));
-                Candidate next = awaitNewLeader(alive, epoch, killedNanos + limit.toNanos(),
+                Candidate next = awaitNewLeader(alive, before, killedNanos + limit.toNanos(),
                         "a new leader after killing the leader of epoch " + epoch + ", within the bound ("
                                 + takeoverBound.toMillis() + " ms) + " + slack.toSeconds() + " s");
-                long[] elected = next.lastElected();
-                assertTrue(elected[0] > epoch, "epoch " + elected[0] + " after " + epoch);
+                long[] elected = last(next.elections());
+                assertTrue(elected[0] > epoch, "candidate " + next.index() + " was elected with epoch " + elected[0]
+                        + ", not above the killed leader's " + epoch);
                 Duration took = Duration.ofMillis(Math.max(0, elected[1] - killedMillis));
                 log.info("election on {}: candidate {} elected with epoch {}, {} ms after the leader of epoch {} "
                         + "was killed (bound {} ms)", uri, next.index(), elected[0], took.toMillis(), epoch,
@@ -272,11 +278,16 @@ public final class ElectionHarness {
         assertEquals(terms, elections, "leaders elected");
     }
 
+    private static long[] last(List<long[]> elections) {
+        return elections.get(elections.size() - 1);
+    }
+
     /**
-     * Waits until {@code deadlineNanos} for one living candidate to log an election above
-     * {@code epoch}, failing at once when two have; {@return it}
+     * Waits until {@code deadlineNanos} for one living candidate to log an election beyond the
+     * {@code before} count (none for a newcomer), failing at once when two have; {@return it}
      */
-    private static Candidate awaitNewLeader(List<Candidate> alive, long epoch, long deadlineNanos, String what) {
+    private static Candidate awaitNewLeader(List<Candidate> alive, Map<Candidate, Integer> before,
+            long deadlineNanos, String what) {
         AtomicReference<Candidate> found = new AtomicReference<>();
         // at least one poll, even when starting the newcomer took longer than the deadline: an
         // election logged in time is then found at once
@@ -284,11 +295,11 @@ public final class ElectionHarness {
         await().alias(what).atMost(left).pollDelay(Duration.ZERO).pollInterval(POLL).until(() -> {
             List<Candidate> elected = new ArrayList<>();
             for (Candidate c : alive) {
-                if (c.lastElected()[0] > epoch) {
+                if (c.elections().size() > before.getOrDefault(c, 0)) {
                     elected.add(c);
                 }
             }
-            assertTrue(elected.size() <= 1, "two candidates elected after epoch " + epoch + ": "
+            assertTrue(elected.size() <= 1, "two candidates elected at once: "
                     + elected.stream().map(Candidate::index).toList());
             found.set(elected.isEmpty() ? null : elected.get(0));
             return found.get() != null;
