@@ -214,6 +214,10 @@ public final class ElectionHarness {
                 assertTrue(elected[0] > epoch, "candidate " + next.index() + " was elected with epoch " + elected[0]
                         + ", not above the killed leader's " + epoch);
                 Duration took = Duration.ofMillis(Math.max(0, elected[1] - killedMillis));
+                // the wait above may have begun late (a slow newcomer): the election's own time decides
+                assertTrue(took.compareTo(limit) <= 0, "candidate " + next.index() + " was elected " + took.toMillis()
+                        + " ms after the kill, past the bound (" + takeoverBound.toMillis() + " ms) + "
+                        + slack.toSeconds() + " s");
                 log.info("election on {}: candidate {} elected with epoch {}, {} ms after the leader of epoch {} "
                         + "was killed (bound {} ms)", uri, next.index(), elected[0], took.toMillis(), epoch,
                         takeoverBound.toMillis());
