@@ -19,8 +19,9 @@ import org.junit.jupiter.api.Timeout;
 /**
  * {@link LeaderElection} in one JVM on {@code mem:}: one leader at a time, a resigning leader is
  * told before the next is elected, epochs rise from leader to leader, a closed provider ends the
- * candidates, a throwing callback does not end the election. (Candidates in separate JVMs, killed
- * leaders and lost locks: kanuki-file's LeaderElectionProcessTest.)
+ * candidates, a throwing callback does not end the election. (Candidates in separate JVMs and
+ * killed leaders: kanuki-testkit's ElectionHarness, run by the LeaderElectionProcessTest of
+ * kanuki-file, kanuki-redis and kanuki-zookeeper.)
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class LeaderElectionTest {
