@@ -40,6 +40,10 @@ import org.springframework.stereotype.Component;
  *   <li>Across machines the clocks differ: make the hold at least the period plus the largest
  *       clock difference. On a ttl store (Redis) a holder paused for longer than the lease loses
  *       its lock early, the ttl-pause case of every lease-based lock (see docs/leader.md).</li>
+ *   <li>An instance that stops gracefully releases the tick it holds before its hold is over
+ *       (the starter releases every lock when the context closes): another instance whose run
+ *       of that same tick comes late, after the release, would run it again. Its run normally
+ *       comes at the start of the tick, long before.</li>
  * </ul>
  * Names by tick leave nothing behind in the store: a released name has no key or file.
  */

@@ -11,6 +11,11 @@ final class ChildMain {
     private ChildMain() {
     }
 
+    /**
+     * Starts the watcher of standard input, then the application.
+     *
+     * @param args the application's arguments
+     */
     public static void main(String[] args) {
         Thread watcher = new Thread(() -> {
             try {
