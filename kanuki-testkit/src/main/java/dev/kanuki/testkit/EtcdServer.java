@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A real {@code etcd} member for tests, on free loopback ports (client and peer) with its data
@@ -16,7 +15,7 @@ import java.util.concurrent.TimeUnit;
  * {@code /usr/local/bin} and {@code PATH}; when missing, {@link #start()} throws a
  * {@link MissingServerException} naming the Debian package {@code etcd-server}.
  */
-public final class EtcdServer extends ServerProcess {
+public final class EtcdServer extends KeyValueServerProcess {
     private static final SharedServer<EtcdServer> SHARED = new SharedServer<>(EtcdServer::start);
     private final Path binary;
     private final String memberName;
@@ -120,34 +119,6 @@ public final class EtcdServer extends ServerProcess {
         }
     }
 
-    /** Freezes the member with SIGSTOP: connections stay open, nothing answers. */
-    public void pause() {
-        sendSignal("STOP");
-    }
-
-    /** Resumes a {@link #pause() paused} member with SIGCONT. */
-    public void resume() {
-        sendSignal("CONT");
-    }
-
-    private void sendSignal(String name) {
-        long pid = pid();
-        if (pid < 0) {
-            throw new IllegalStateException("the test etcd server is not running");
-        }
-        try {
-            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).start();
-            kill.waitFor(10, TimeUnit.SECONDS);
-            if (name.equals("STOP")) {
-                awaitStopped(pid); // kill(1) returns before every thread has stopped
-            }
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
     @Override
     void initialize() throws IOException {
         subdirectory("data");
@@ -186,24 +157,12 @@ public final class EtcdServer extends ServerProcess {
     }
 
     @Override
-    String jdbcScheme() {
-        throw new UnsupportedOperationException("etcd has no JDBC driver");
+    String productName() {
+        return "etcd";
     }
 
     @Override
     String kanukiScheme() {
         return "etcd";
-    }
-
-    /** etcd has no databases: use {@link #kanukiUri()}. */
-    @Override
-    public String createDatabase(String name) {
-        throw new UnsupportedOperationException("etcd has no databases; use kanukiUri()");
-    }
-
-    /** etcd has no JDBC connection. */
-    @Override
-    public java.sql.Connection connect(String database) {
-        throw new UnsupportedOperationException("etcd has no JDBC connection");
     }
 }

@@ -31,7 +31,7 @@ import java.util.List;
  * throws a {@link MissingServerException} naming the Debian package {@code memcached}. When the
  * JVM runs as root the server runs as user {@code memcache} (memcached refuses root).
  */
-public final class MemcachedServer extends ServerProcess {
+public final class MemcachedServer extends KeyValueServerProcess {
     /** The memory limit of {@link #start()}: memcached's own default. */
     public static final int DEFAULT_MEGABYTES = 64;
     private static final SharedServer<MemcachedServer> SHARED = new SharedServer<>(MemcachedServer::start);
@@ -135,16 +135,6 @@ public final class MemcachedServer extends ServerProcess {
         return megabytes;
     }
 
-    /** Freezes the server with SIGSTOP: connections stay open, nothing answers. */
-    public void pause() {
-        signalServer("STOP");
-    }
-
-    /** Resumes a {@link #pause() paused} server with SIGCONT. */
-    public void resume() {
-        signalServer("CONT");
-    }
-
     @Override
     void initialize() {
         // memcached keeps nothing on disk: its directory only holds its output
@@ -216,24 +206,12 @@ public final class MemcachedServer extends ServerProcess {
     }
 
     @Override
-    String jdbcScheme() {
-        throw new UnsupportedOperationException("memcached has no JDBC driver");
+    String productName() {
+        return "memcached";
     }
 
     @Override
     String kanukiScheme() {
         return "memcached";
-    }
-
-    /** memcached has no databases: use {@link #kanukiUri()}. */
-    @Override
-    public String createDatabase(String name) {
-        throw new UnsupportedOperationException("memcached has no databases; use kanukiUri()");
-    }
-
-    /** memcached has no JDBC connection. */
-    @Override
-    public java.sql.Connection connect(String database) {
-        throw new UnsupportedOperationException("memcached has no JDBC connection");
     }
 }

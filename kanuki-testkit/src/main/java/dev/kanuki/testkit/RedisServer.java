@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A real {@code redis-server} for tests, on a free port of 127.0.0.1 with its files in a
@@ -21,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * {@code /usr/local/bin} and {@code PATH}; when missing, {@link #start()} throws a
  * {@link MissingServerException} naming the Debian package {@code redis-server}.
  */
-public final class RedisServer extends ServerProcess {
+public final class RedisServer extends KeyValueServerProcess {
     private static final SharedServer<RedisServer> SHARED = new SharedServer<>(RedisServer::start);
     private final Path binary;
     private final boolean tls;
@@ -131,34 +130,6 @@ public final class RedisServer extends ServerProcess {
         return directory.resolve("tls").resolve("cert.pem");
     }
 
-    /** Freezes the server with SIGSTOP: connections stay open, nothing answers. */
-    public void pause() {
-        sendSignal("STOP");
-    }
-
-    /** Resumes a {@link #pause() paused} server with SIGCONT. */
-    public void resume() {
-        sendSignal("CONT");
-    }
-
-    private void sendSignal(String name) {
-        long pid = pid();
-        if (pid < 0) {
-            throw new IllegalStateException("the test redis server is not running");
-        }
-        try {
-            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).start();
-            kill.waitFor(10, TimeUnit.SECONDS);
-            if (name.equals("STOP")) {
-                awaitStopped(pid); // kill(1) returns before every thread has stopped
-            }
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
     @Override
     void initialize() throws IOException, InterruptedException {
         Path data = subdirectory("data");
@@ -231,24 +202,12 @@ public final class RedisServer extends ServerProcess {
     }
 
     @Override
-    String jdbcScheme() {
-        throw new UnsupportedOperationException("Redis has no JDBC driver");
+    String productName() {
+        return "Redis";
     }
 
     @Override
     String kanukiScheme() {
         return "redis";
-    }
-
-    /** Redis has no databases to create by name: use {@link #kanukiUri()}. */
-    @Override
-    public String createDatabase(String name) {
-        throw new UnsupportedOperationException("Redis has numbered databases; use kanukiUri()");
-    }
-
-    /** Redis has no JDBC connection. */
-    @Override
-    public java.sql.Connection connect(String database) {
-        throw new UnsupportedOperationException("Redis has no JDBC connection");
     }
 }

@@ -10,7 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A real ZooKeeper server for tests: Debian's {@code zookeeper} package run as its own JVM
@@ -23,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  * {@code /usr/share/java}; when missing, {@link #start()} throws a {@link MissingServerException}
  * naming the Debian package {@code zookeeper}.
  */
-public final class ZooKeeperServer extends ServerProcess {
+public final class ZooKeeperServer extends KeyValueServerProcess {
     /** The jars the server needs, and no more: the directory holds other Netty and SLF4J versions. */
     private static final List<String> JARS = List.of("zookeeper.jar", "zookeeper-jute.jar", "slf4j-api.jar",
             "slf4j-simple.jar");
@@ -98,34 +97,6 @@ public final class ZooKeeperServer extends ServerProcess {
     /** {@return {@code zookeeper://127.0.0.1:PORT}} */
     public String kanukiUri() {
         return "zookeeper://" + connectString();
-    }
-
-    /** Freezes the server with SIGSTOP: connections stay open, nothing answers. */
-    public void pause() {
-        sendSignal("STOP");
-    }
-
-    /** Resumes a {@link #pause() paused} server with SIGCONT. */
-    public void resume() {
-        sendSignal("CONT");
-    }
-
-    private void sendSignal(String name) {
-        long pid = pid();
-        if (pid < 0) {
-            throw new IllegalStateException("the test ZooKeeper server is not running");
-        }
-        try {
-            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).start();
-            kill.waitFor(10, TimeUnit.SECONDS);
-            if (name.equals("STOP")) {
-                awaitStopped(pid); // kill(1) returns before every thread has stopped
-            }
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     /**
@@ -224,24 +195,12 @@ public final class ZooKeeperServer extends ServerProcess {
     }
 
     @Override
-    String jdbcScheme() {
-        throw new UnsupportedOperationException("ZooKeeper has no JDBC driver");
+    String productName() {
+        return "ZooKeeper";
     }
 
     @Override
     String kanukiScheme() {
         return "zookeeper";
-    }
-
-    /** ZooKeeper has no databases: use {@link #kanukiUri()}. */
-    @Override
-    public String createDatabase(String name) {
-        throw new UnsupportedOperationException("ZooKeeper has no databases; use kanukiUri()");
-    }
-
-    /** ZooKeeper has no JDBC connection. */
-    @Override
-    public java.sql.Connection connect(String database) {
-        throw new UnsupportedOperationException("ZooKeeper has no JDBC connection");
     }
 }
