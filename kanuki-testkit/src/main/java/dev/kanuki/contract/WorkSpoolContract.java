@@ -60,6 +60,8 @@ public abstract class WorkSpoolContract {
     protected WorkSpool spool;
     /** A lock name of this test's own. */
     protected String name;
+    /** Whether the proof's producers count whole batches ({@link ParkCounter#batching}). */
+    private boolean batchProof;
 
     /** For subclasses. */
     public WorkSpoolContract() {
@@ -543,7 +545,8 @@ public abstract class WorkSpoolContract {
         ProcessBuilder builder = new ProcessBuilder(java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-cp", System.getProperty("java.class.path"),
                 ParkWorkerMain.class.getName(), uri(tempDir), spoolSpec(tempDir), name, counterDir.toString(),
-                "w" + slot, Integer.toString(from), Integer.toString(to), "10", Integer.toString(poison));
+                "w" + slot, Integer.toString(from), Integer.toString(to), "10", Integer.toString(poison),
+                batchProof ? "batch" : "single");
         builder.redirectError(tempDir.resolve("worker-" + slot + "-" + from + ".err").toFile());
         return new Worker(builder.start(), slot, from);
     }
@@ -614,6 +617,22 @@ public abstract class WorkSpoolContract {
      */
     @Test
     void everyItemIsCountedOnceWhileProducersAndHoldersAreKilled() throws Exception {
+        proof();
+    }
+
+    /**
+     * The same proof with a handler that counts whole batches ({@link ParkHandler#applyAll}: one
+     * atomic write per batch, a batch holding the poison item or a failing item run again item by
+     * item): holders are killed mid-batch, after the batch's count was written and before its
+     * items left the spool, and still every item is counted once.
+     */
+    @Test
+    void everyItemIsCountedOnceWithABatchHandlerWhileProducersAndHoldersAreKilled() throws Exception {
+        batchProof = true;
+        proof();
+    }
+
+    private void proof() throws Exception {
         int slots = 4;
         int offers = 50;
         int poison = 17; // in slot 0
@@ -627,7 +646,8 @@ public abstract class WorkSpoolContract {
         int holderKills = 0;
         Set<Worker> killed = new HashSet<>();
         List<String> unknown = new ArrayList<>();
-        ParkingLock lock = ParkingLock.builder(provider.lock(name), spool, new ParkCounter(counterDir, 10)).maxAttempts(3).build();
+        ParkHandler counter = batchProof ? ParkCounter.batching(counterDir, 10) : new ParkCounter(counterDir, 10);
+        ParkingLock lock = ParkingLock.builder(provider.lock(name), spool, counter).maxAttempts(3).build();
         for (int round = 0; round < 4; round++) {
             // Strike while work is being done: after another 40 or so items were counted.
             long threshold = 25 + 40L * round + random.nextInt(10);
@@ -715,8 +735,8 @@ public abstract class WorkSpoolContract {
         Path duplicates = counterDir.resolve("duplicates");
         long caught = Files.exists(duplicates) ? Files.readAllLines(duplicates).size() : 0;
         org.slf4j.LoggerFactory.getLogger(WorkSpoolContract.class).info(
-                "park proof over {}: {} items counted, {} kills ({} aimed at a holder in a handler), {} producers"
+                "park proof ({}) over {}: {} items counted, {} kills ({} aimed at a holder in a handler), {} producers"
                         + " failed and replaced, {} duplicates caught by id, {} left for the final drain",
-                spool.describe(), counted.count(), kills, holderKills, failedProducers, caught, late);
+                batchProof ? "batch handler" : "item handler", spool.describe(), counted.count(), kills, holderKills, failedProducers, caught, late);
     }
 }
