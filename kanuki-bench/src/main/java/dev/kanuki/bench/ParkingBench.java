@@ -4,6 +4,8 @@ import dev.kanuki.DistributedLock;
 import dev.kanuki.LockHandle;
 import dev.kanuki.LockProvider;
 import dev.kanuki.Offer;
+import dev.kanuki.ParkHandler;
+import dev.kanuki.ParkedItem;
 import dev.kanuki.ParkingLock;
 import dev.kanuki.Spools;
 import dev.kanuki.spi.WorkSpool;
@@ -28,16 +30,31 @@ import java.util.concurrent.TimeUnit;
 /**
  * Parking vs waiting (issue 29, item 6): {@value #DEFAULT_WORKERS} worker JVMs, each one thread
  * doing short updates as fast as it can for a fixed time, against one lock on {@code file:}
- * (strategy {@code os}, the default). An update increments a counter file (read 8 bytes, write
- * them back) and spins to {@value #WORK_MICROS} µs in all: the work done under the lock.
+ * (strategy {@code os}, the default). Two kinds of update ({@link Kind}), each measured in its own
+ * rounds:
+ *
+ * <ul>
+ *   <li>{@code cpu}: increment a counter file (read 8 bytes, write them back, no fsync) and spin
+ *       to {@value #WORK_MICROS} µs in all. The handler applies parked items one by one.</li>
+ *   <li>{@code durable} (a board, a counter, a log that must survive a crash): read the counter,
+ *       write it plus one, {@code fsync} ({@link FileChannel#force}). The parking handler also
+ *       overrides {@link dev.kanuki.ParkHandler#applyAll}: a claimed batch reads the counter once,
+ *       adds the batch's size, writes and fsyncs once (flat combining).</li>
+ * </ul>
  *
  * <ul>
  *   <li>{@code WAIT}: {@code acquire(60s)}, update, release. Request latency: that whole call.</li>
  *   <li>{@code PARK}: {@link ParkingLock#offer} on a directory spool ({@link Spools#directory},
  *       temp file + fsync + rename + directory fsync per parked item, as shipped) with a handler
- *       doing the same update. Request latency: the {@code offer} call, which for the caller that
+ *       doing the update. Request latency: the {@code offer} call, which for the caller that
  *       finds the lock free includes applying everything parked meanwhile.</li>
  * </ul>
+ *
+ * <p>Why {@code cpu} updates cannot gain: the work under the lock is serial in both modes (one
+ * holder at a time applies them), and parking adds a durable write of each item to the spool; a
+ * batch has nothing to share. A durable update can gain: waiting pays one fsync per update under
+ * the lock, one at a time, while a parking holder pays one fsync per batch, and the producers'
+ * own fsyncs of their parked items run in parallel, outside the lock.
  *
  * <p>Each round runs both modes, one after the other, the order alternating per round, so the
  * machine's other load falls on both alike; ratios PARK/WAIT are taken within a round, then the
@@ -50,10 +67,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>
  * mvn -q -DskipTests -pl kanuki-bench -am package
- * java -cp kanuki-bench/target/benchmarks.jar dev.kanuki.bench.ParkingBench [ROUNDS [SECONDS [WORKERS]]]
+ * java -cp kanuki-bench/target/benchmarks.jar dev.kanuki.bench.ParkingBench [ROUNDS [SECONDS [WORKERS [KIND]]]]
  * </pre>
- * Defaults: 6 rounds after 2 warm-up rounds, 2 s per mode per round, 8 workers: about a minute
- * and a half. {@code -Dkanuki.bench.dir=DIR} puts the lock directory, the counter and the spool
+ * Defaults: 6 rounds after 2 warm-up rounds, 2 s per mode per round, 8 workers, KIND {@code both}
+ * ({@code cpu}, then {@code durable}; or one of them): about a minute and a half per kind. With
+ * {@code both} a last block repeats each kind's ratios beside its load averages. {@code -Dkanuki.bench.dir=DIR} puts the lock directory, the counter and the spool
  * under DIR instead of {@code java.io.tmpdir} (e.g. {@code /dev/shm}, where fsync costs nothing:
  * a diagnosis of the spool's fsync cost, not a durable setup).
  */
@@ -72,13 +90,26 @@ public final class ParkingBench {
     /** The two ways of doing an update. */
     enum Mode { WAIT, PARK }
 
+    /** The two kinds of update. */
+    enum Kind {
+        /** Counter read and write, no fsync, spun to {@value #WORK_MICROS} µs; parked items applied one by one. */
+        CPU,
+        /** Counter read, write, fsync; a parked batch applied with one read, one write and one fsync. */
+        DURABLE;
+
+        String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
     private ParkingBench() {
     }
 
     /**
-     * @param args {@code [ROUNDS [SECONDS [WORKERS]]]}: measured rounds after {@value #WARM_ROUNDS}
+     * @param args {@code [ROUNDS [SECONDS [WORKERS [KIND]]]]}: measured rounds after {@value #WARM_ROUNDS}
      *     warm-up rounds (default 6), seconds per mode per round (default 2), worker JVMs (default
-     *     {@value #DEFAULT_WORKERS}); or {@code --worker DIR} (internal)
+     *     {@value #DEFAULT_WORKERS}), {@code cpu}, {@code durable} or {@code both} (default); or
+     *     {@code --worker DIR} (internal)
      * @throws Exception when a worker fails or the counter is wrong
      */
     public static void main(String[] args) throws Exception {
@@ -89,7 +120,16 @@ public final class ParkingBench {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 6;
         long millis = args.length > 1 ? Math.round(Double.parseDouble(args[1]) * 1000) : 2000;
         int workers = args.length > 2 ? Integer.parseInt(args[2]) : DEFAULT_WORKERS;
-        print(run(workers, WARM_ROUNDS, rounds, millis), workers, millis);
+        String kind = args.length > 3 ? args[3].toLowerCase(Locale.ROOT) : "both";
+        List<Kind> kinds = kind.equals("both") ? List.of(Kind.values()) : List.of(Kind.valueOf(kind.toUpperCase(Locale.ROOT)));
+        List<String> summaries = new ArrayList<>();
+        for (Kind k : kinds) {
+            summaries.add(print(run(workers, WARM_ROUNDS, rounds, millis, k), workers, millis, k));
+        }
+        if (summaries.size() > 1) {
+            System.out.println("both kinds, PARK/WAIT (median of per-round ratios; targets ≥ 3x updates/s, ≤ 0.10x p99):");
+            summaries.forEach(System.out::println);
+        }
     }
 
     /** One mode's period in one round, all workers together. */
@@ -158,6 +198,16 @@ public final class ParkingBench {
             }
         }
 
+        /**
+         * A durable update of {@code count} updates at once: read, add, write, fsync.
+         *
+         * @param count how many updates the write stands for (a parked batch's size)
+         */
+        synchronized void addDurably(long count) throws IOException {
+            write(read() + count);
+            channel.force(true);
+        }
+
         /** The work under the lock: increment, then spin until {@link #WORK_MICROS} have passed. */
         void update() throws IOException {
             long start = System.nanoTime();
@@ -180,8 +230,21 @@ public final class ParkingBench {
         try (LockProvider locks = LockProvider.open("file:" + dir.resolve("locks"));
              Counter counter = new Counter(dir.resolve("counter"))) {
             DistributedLock lock = locks.lock(LOCK_NAME);
-            ParkingLock parking = ParkingLock.builder(lock, Spools.directory(dir.resolve("spool")),
-                    (item, token) -> counter.update()).build();
+            WorkSpool spool = Spools.directory(dir.resolve("spool"));
+            // One parking lock per kind, on the same lock and spool: all workers run one kind at a time.
+            ParkingLock cpuParking = ParkingLock.builder(lock, spool, (item, token) -> counter.update()).build();
+            ParkingLock durableParking = ParkingLock.builder(lock, spool, new ParkHandler() {
+                @Override
+                public void apply(ParkedItem parked, long token) throws IOException {
+                    counter.addDurably(1);
+                }
+
+                @Override
+                public void applyAll(List<ParkedItem> items, long token) throws IOException {
+                    // Flat combining: the whole batch in one read, one write, one fsync.
+                    counter.addDurably(items.size());
+                }
+            }).build();
             byte[] item = {1};
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             out.println(HandoffPartner.READY);
@@ -189,7 +252,9 @@ public final class ParkingBench {
             while ((line = in.readLine()) != null) {
                 String[] f = line.split(" ");
                 Mode mode = Mode.valueOf(f[1]);
-                long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Long.parseLong(f[2]));
+                Kind kind = Kind.valueOf(f[2]);
+                ParkingLock parking = kind == Kind.CPU ? cpuParking : durableParking;
+                long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Long.parseLong(f[3]));
                 long[] nanos = new long[4096];
                 int n = 0;
                 long appliedAtOnce = 0;
@@ -197,7 +262,11 @@ public final class ParkingBench {
                     long start = System.nanoTime();
                     if (mode == Mode.WAIT) {
                         try (LockHandle held = lock.acquire(ACQUIRE_TIMEOUT)) {
-                            counter.update();
+                            if (kind == Kind.CPU) {
+                                counter.update();
+                            } else {
+                                counter.addDurably(1);
+                            }
                         }
                         appliedAtOnce++;
                     } else {
@@ -235,13 +304,14 @@ public final class ParkingBench {
      * @throws IllegalStateException when the counter differs from the updates made, or parked
      *     items were left in the spool, after a period
      */
-    static List<Round> run(int workers, int warm, int rounds, long millis) throws Exception {
+    static List<Round> run(int workers, int warm, int rounds, long millis, Kind kind) throws Exception {
         // -Dkanuki.bench.dir=DIR puts the locks, the counter and the spool under DIR (e.g. a tmpfs,
         // to see what the spool's fsyncs cost); by default java.io.tmpdir.
         String base = System.getProperty(DIR_PROPERTY);
         Path dir = base == null ? BenchFiles.newTempDir("kanuki-parking-bench")
                 : Files.createTempDirectory(Path.of(base), "kanuki-parking-bench");
-        System.out.println("spool, locks and counter on " + Files.getFileStore(dir).type() + " (" + dir + ")");
+        System.out.println(kind.label() + " updates; spool, locks and counter on " + Files.getFileStore(dir).type()
+                + " (" + dir + ")");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<Process> processes = new ArrayList<>();
         List<PrintWriter> toWorkers = new ArrayList<>();
@@ -268,7 +338,7 @@ public final class ParkingBench {
                 double loadBefore = loadAverage();
                 Period[] periods = new Period[2];
                 for (int k = 0; k < 2; k++) {
-                    periods[k] = period(order[k], millis, counter, spool, toWorkers, fromWorkers);
+                    periods[k] = period(order[k], kind, millis, counter, spool, toWorkers, fromWorkers);
                 }
                 Round r = new Round(round - warm, periods[0], periods[1], loadBefore, loadAverage());
                 System.out.println((round < warm ? "warm-up " : "") + describe(r));
@@ -289,12 +359,12 @@ public final class ParkingBench {
     }
 
     /** One mode's period: counter reset, all workers started at once, their tallies merged and checked. */
-    private static Period period(Mode mode, long millis, Counter counter, WorkSpool spool, List<PrintWriter> toWorkers,
+    private static Period period(Mode mode, Kind kind, long millis, Counter counter, WorkSpool spool, List<PrintWriter> toWorkers,
             List<BufferedReader> fromWorkers) throws IOException {
         counter.write(0);
         long start = System.nanoTime();
         for (PrintWriter to : toWorkers) {
-            to.println("RUN " + mode + " " + millis);
+            to.println("RUN " + mode + " " + kind + " " + millis);
         }
         List<Tally> tallies = new ArrayList<>();
         for (BufferedReader from : fromWorkers) {
@@ -328,8 +398,12 @@ public final class ParkingBench {
         return line.toString();
     }
 
-    /** Prints the medians over rounds and the ratios PARK/WAIT against the issue's targets. */
-    static void print(List<Round> rounds, int workers, long millis) {
+    /**
+     * Prints the medians over rounds and the ratios PARK/WAIT against the issue's targets.
+     *
+     * @return one line: the kind's ratios and load averages
+     */
+    static String print(List<Round> rounds, int workers, long millis, Kind kind) {
         List<double[]> rows = new ArrayList<>();
         for (Round r : rounds) {
             Period wait = r.of(Mode.WAIT);
@@ -339,8 +413,9 @@ public final class ParkingBench {
         }
         double[] loads = rows.stream().flatMapToDouble(r -> Arrays.stream(r, 6, 8)).toArray();
         Arrays.sort(loads);
-        System.out.printf(Locale.ROOT, "parking vs waiting: %d worker JVMs, file: os, %d µs updates, %d rounds of %.1f s per mode,"
-                + " median over rounds; load average %.2f (%.2f–%.2f), %d cores%n", workers, WORK_MICROS, rounds.size(),
+        String what = kind == Kind.CPU ? WORK_MICROS + " µs cpu updates" : "durable updates (fsync; PARK: one per batch)";
+        System.out.printf(Locale.ROOT, "parking vs waiting: %d worker JVMs, file: os, %s, %d rounds of %.1f s per mode,"
+                + " median over rounds; load average %.2f (%.2f–%.2f), %d cores%n", workers, what, rounds.size(),
                 millis / 1000.0, Rounds.median(loads), loads[0], loads[loads.length - 1],
                 Runtime.getRuntime().availableProcessors());
         Rounds.printMedians("  updates/s  ", new String[] {"WAIT", "PARK"}, Rounds.columns(rows, 0, 2), "%.0f");
@@ -354,5 +429,8 @@ public final class ParkingBench {
         double p99 = Rounds.ratio(rows, 5, 4);
         System.out.printf(Locale.ROOT, "  targets: throughput %s (%.2fx), p99 %s (%.2fx)%n", throughput >= 3 ? "met" : "NOT met",
                 throughput, p99 <= 0.1 ? "met" : "NOT met", p99);
+        return String.format(Locale.ROOT, "  %-8s updates/s %.2fx (%s), p99 %.2fx (%s), p50 %.2fx; load %.2f (%.2f–%.2f)",
+                kind.label(), throughput, throughput >= 3 ? "met" : "NOT met", p99, p99 <= 0.1 ? "met" : "NOT met",
+                Rounds.ratio(rows, 3, 2), Rounds.median(loads), loads[0], loads[loads.length - 1]);
     }
 }
