@@ -133,7 +133,7 @@ public final class ParkingBench {
     }
 
     /** One mode's period in one round, all workers together. */
-    record Period(Mode mode, long updates, long counter, long appliedAtOnce, double seconds, double p50Micros,
+    record Period(Mode mode, long updates, long counter, long appliedAtOnce, long writes, double seconds, double p50Micros,
             double p99Micros, double maxMicros) {
         double updatesPerSecond() {
             return updates / seconds;
@@ -147,10 +147,14 @@ public final class ParkingBench {
         }
     }
 
-    /** One worker's report of a period: its updates, how many were applied by its own call, and their latencies. */
-    record Tally(long updates, long appliedAtOnce, long[] nanos) {
+    /**
+     * One worker's report of a period: its updates, how many were applied by its own call, the
+     * durable counter writes it made (any worker's items; 0 for {@code cpu}), and its latencies.
+     */
+    record Tally(long updates, long appliedAtOnce, long writes, long[] nanos) {
         String encode() {
-            StringBuilder b = new StringBuilder("DONE ").append(updates).append(' ').append(appliedAtOnce);
+            StringBuilder b = new StringBuilder("DONE ").append(updates).append(' ').append(appliedAtOnce).append(' ')
+                    .append(writes);
             for (long n : nanos) {
                 b.append(' ').append(n);
             }
@@ -162,7 +166,7 @@ public final class ParkingBench {
                 throw new IllegalStateException("a worker said " + line + " (its stderr is above)");
             }
             long[] f = Arrays.stream(line.substring(5).trim().split(" ")).mapToLong(Long::parseLong).toArray();
-            return new Tally(f[0], f[1], Arrays.copyOfRange(f, 2, f.length));
+            return new Tally(f[0], f[1], f[2], Arrays.copyOfRange(f, 3, f.length));
         }
     }
 
@@ -170,6 +174,8 @@ public final class ParkingBench {
     static final class Counter implements AutoCloseable {
         private final FileChannel channel;
         private final ByteBuffer buffer = ByteBuffer.allocate(Long.BYTES);
+        /** Durable writes since the last {@link #takeWrites()}: how many updates one fsync carried. */
+        private long writes;
 
         Counter(Path file) throws IOException {
             channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
@@ -206,6 +212,14 @@ public final class ParkingBench {
         synchronized void addDurably(long count) throws IOException {
             write(read() + count);
             channel.force(true);
+            writes++;
+        }
+
+        /** {@return the durable writes made since the last call} */
+        synchronized long takeWrites() {
+            long n = writes;
+            writes = 0;
+            return n;
         }
 
         /** The work under the lock: increment, then spin until {@link #WORK_MICROS} have passed. */
@@ -258,6 +272,7 @@ public final class ParkingBench {
                 long[] nanos = new long[4096];
                 int n = 0;
                 long appliedAtOnce = 0;
+                counter.takeWrites();
                 while (System.nanoTime() - deadline < 0) {
                     long start = System.nanoTime();
                     if (mode == Mode.WAIT) {
@@ -280,7 +295,7 @@ public final class ParkingBench {
                     }
                     nanos[n++] = System.nanoTime() - start;
                 }
-                out.println(new Tally(n, appliedAtOnce, Arrays.copyOf(nanos, n)).encode());
+                out.println(new Tally(n, appliedAtOnce, counter.takeWrites(), Arrays.copyOf(nanos, n)).encode());
             }
         } catch (Throwable t) {
             t.printStackTrace();
@@ -373,6 +388,7 @@ public final class ParkingBench {
         double seconds = (System.nanoTime() - start) / 1e9;
         long updates = tallies.stream().mapToLong(Tally::updates).sum();
         long appliedAtOnce = tallies.stream().mapToLong(Tally::appliedAtOnce).sum();
+        long writes = tallies.stream().mapToLong(Tally::writes).sum();
         long value = counter.read();
         boolean spoolEmpty = spool.isEmpty(LOCK_NAME);
         if (value != updates || !spoolEmpty) {
@@ -384,15 +400,16 @@ public final class ParkingBench {
         double p50 = Rounds.percentile(nanos, 50) / 1e3;
         double p99 = Rounds.percentile(nanos, 99) / 1e3;
         double max = Rounds.percentile(nanos, 100) / 1e3;
-        return new Period(mode, updates, value, appliedAtOnce, seconds, p50, p99, max);
+        return new Period(mode, updates, value, appliedAtOnce, writes, seconds, p50, p99, max);
     }
 
     private static String describe(Round r) {
         StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "round %d (%s first):", r.index(), r.first().mode()));
         for (Period p : List.of(r.of(Mode.WAIT), r.of(Mode.PARK))) {
             line.append(String.format(Locale.ROOT, " %s %.0f upd/s p50 %.2f ms p99 %.2f ms max %.0f ms (%d updates, %d applied by"
-                    + " their own call, counter ok) |", p.mode(), p.updatesPerSecond(), p.p50Micros() / 1e3, p.p99Micros() / 1e3,
-                    p.maxMicros() / 1e3, p.updates(), p.appliedAtOnce()));
+                    + " their own call, %scounter ok) |", p.mode(), p.updatesPerSecond(), p.p50Micros() / 1e3, p.p99Micros() / 1e3,
+                    p.maxMicros() / 1e3, p.updates(), p.appliedAtOnce(),
+                    p.writes() == 0 ? "" : p.writes() + " counter fsyncs, "));
         }
         line.append(String.format(Locale.ROOT, " load %.2f→%.2f", r.loadBefore(), r.loadAfter()));
         return line.toString();
@@ -409,7 +426,8 @@ public final class ParkingBench {
             Period wait = r.of(Mode.WAIT);
             Period park = r.of(Mode.PARK);
             rows.add(new double[] {wait.updatesPerSecond(), park.updatesPerSecond(), wait.p50Micros(), park.p50Micros(),
-                wait.p99Micros(), park.p99Micros(), r.loadBefore(), r.loadAfter()});
+                wait.p99Micros(), park.p99Micros(), r.loadBefore(), r.loadAfter(),
+                park.writes() == 0 ? Double.NaN : (double) park.updates() / park.writes()});
         }
         double[] loads = rows.stream().flatMapToDouble(r -> Arrays.stream(r, 6, 8)).toArray();
         Arrays.sort(loads);
@@ -421,6 +439,9 @@ public final class ParkingBench {
         Rounds.printMedians("  updates/s  ", new String[] {"WAIT", "PARK"}, Rounds.columns(rows, 0, 2), "%.0f");
         Rounds.printMedians("  p50 µs     ", new String[] {"WAIT", "PARK"}, Rounds.columns(rows, 2, 4), "%.0f");
         Rounds.printMedians("  p99 µs     ", new String[] {"WAIT", "PARK"}, Rounds.columns(rows, 4, 6), "%.0f");
+        if (kind == Kind.DURABLE) {
+            System.out.printf(Locale.ROOT, "  PARK updates per counter fsync (combining): median %.1f%n", Rounds.median(rows, 8));
+        }
         System.out.println("  median of per-round ratios:");
         Rounds.printRatio("updates/s PARK/WAIT", rows, 1, 0, "≥ 3x");
         Rounds.printRatio("p99 PARK/WAIT", rows, 5, 4, "≤ 0.10x");
@@ -429,8 +450,9 @@ public final class ParkingBench {
         double p99 = Rounds.ratio(rows, 5, 4);
         System.out.printf(Locale.ROOT, "  targets: throughput %s (%.2fx), p99 %s (%.2fx)%n", throughput >= 3 ? "met" : "NOT met",
                 throughput, p99 <= 0.1 ? "met" : "NOT met", p99);
-        return String.format(Locale.ROOT, "  %-8s updates/s %.2fx (%s), p99 %.2fx (%s), p50 %.2fx; load %.2f (%.2f–%.2f)",
+        return String.format(Locale.ROOT, "  %-8s updates/s %.2fx (%s), p99 %.2fx (%s), p50 %.2fx; load %.2f (%.2f–%.2f)%s",
                 kind.label(), throughput, throughput >= 3 ? "met" : "NOT met", p99, p99 <= 0.1 ? "met" : "NOT met",
-                Rounds.ratio(rows, 3, 2), Rounds.median(loads), loads[0], loads[loads.length - 1]);
+                Rounds.ratio(rows, 3, 2), Rounds.median(loads), loads[0], loads[loads.length - 1],
+                kind == Kind.DURABLE ? String.format(Locale.ROOT, "; PARK %.1f updates per counter fsync", Rounds.median(rows, 8)) : "");
     }
 }
