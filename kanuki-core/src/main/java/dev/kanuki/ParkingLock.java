@@ -10,7 +10,9 @@ import java.util.Objects;
  * and never lose their work. {@link #offer} takes the lock if it is free and applies the item
  * (after everything parked before it); if the lock is busy it parks the item durably in a
  * {@link WorkSpool} and returns, and the holder applies it before it releases. This is flat
- * combining across processes: one holder applies many parked updates per acquisition.
+ * combining across processes: one holder applies many parked updates per acquisition, and a
+ * handler that overrides {@link ParkHandler#applyAll} applies each claimed batch at once and
+ * makes it durable once.
  *
  * <p>Guarantees (details and the reasoning in {@code docs/park.md}):
  * <ul>
@@ -98,7 +100,8 @@ public interface ParkingLock {
         }
 
         /**
-         * Sets how many items a holder claims from the spool at once (default 100).
+         * Sets how many items a holder claims from the spool at once (default 100): the most
+         * items one {@link ParkHandler#applyAll} call gets.
          *
          * @param size at least 1
          * @return this builder

@@ -351,25 +351,30 @@ public final class DirectorySpool implements WorkSpool {
 
     @Override
     public List<ParkedItem> list(String name) {
-        List<ParkedItem> items = new ArrayList<>();
+        java.util.Map<String, ParkedItem> byId = new java.util.HashMap<>();
         if (look(nameDir(name)) == null) {
-            return items;
+            return new ArrayList<>();
         }
-        for (Path claim : entries(sub(name, CLAIMED), true)) {
+        // Items move only forwards: parked, then claimed, then claimed under a newer token. Looking
+        // in that order sees an item that moves meanwhile at least once (at most twice: the later
+        // look wins), never zero times, so a caller that finds an item neither waiting nor done
+        // (the proof's check of a killed producer's last offer) can trust that.
+        addAll(byId, entries(sub(name, PARKED), false));
+        for (Path claim : sorted(entries(sub(name, CLAIMED), true))) {
             if (parseToken(claim.getFileName().toString()) >= 0) {
-                addAll(items, entries(claim, false));
+                addAll(byId, entries(claim, false));
             }
         }
-        addAll(items, entries(sub(name, PARKED), false));
+        List<ParkedItem> items = new ArrayList<>(byId.values());
         items.sort(BY_ID);
         return items;
     }
 
-    private void addAll(List<ParkedItem> items, List<Path> files) {
+    private void addAll(java.util.Map<String, ParkedItem> byId, List<Path> files) {
         for (Path file : files) {
             ParkedItem item = read(file);
             if (item != null) {
-                items.add(item);
+                byId.put(item.id(), item);
             }
         }
     }

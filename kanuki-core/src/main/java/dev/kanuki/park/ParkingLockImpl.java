@@ -9,6 +9,7 @@ import dev.kanuki.ParkedItem;
 import dev.kanuki.ParkingLock;
 import dev.kanuki.spi.SafeNames;
 import dev.kanuki.spi.WorkSpool;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -34,6 +35,8 @@ public final class ParkingLockImpl implements ParkingLock {
     private final ParkHandler handler;
     private final int maxAttempts;
     private final int batchSize;
+    /** Whether the handler overrides {@link ParkHandler#applyAll}: a claimed batch then goes to it whole. */
+    private final boolean batchHandler;
     /** Errors of offered items that failed in the offering call, for a dead letter without a retry. */
     private final java.util.Map<String, String> lastErrors = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -52,6 +55,22 @@ public final class ParkingLockImpl implements ParkingLock {
         this.handler = handler;
         this.maxAttempts = maxAttempts;
         this.batchSize = batchSize;
+        this.batchHandler = overridesApplyAll(handler);
+    }
+
+    /**
+     * Whether the handler's class overrides {@link ParkHandler#applyAll}. The inherited default
+     * applies item by item, and a failure there would make the fallback apply the items before
+     * the failing one a second time: a handler without its own {@code applyAll} keeps the
+     * item-by-item drain, as before batches existed.
+     */
+    private static boolean overridesApplyAll(ParkHandler handler) {
+        try {
+            return handler.getClass().getMethod("applyAll", List.class, long.class).getDeclaringClass()
+                    != ParkHandler.class;
+        } catch (NoSuchMethodException | SecurityException e) {
+            return false;
+        }
     }
 
     @Override
@@ -199,6 +218,12 @@ public final class ParkingLockImpl implements ParkingLock {
                 return;
             }
             tally.claimed += batch.size();
+            if (batchHandler) {
+                if (!runBatch(handle, token, batch, tally)) {
+                    return; // the claimed rest goes to the next holder
+                }
+                continue;
+            }
             for (ParkedItem item : batch) {
                 if (!handle.isHeld()) {
                     return; // the claimed rest goes to the next holder
@@ -208,6 +233,54 @@ public final class ParkingLockImpl implements ParkingLock {
                 }
             }
         }
+    }
+
+    /**
+     * Runs one claimed batch through {@link ParkHandler#applyAll}; when that throws, runs its
+     * items one by one through {@link #run}, so that a failing item is counted and dead-lettered
+     * alone and the others are applied. The items leave the spool only after {@code applyAll}
+     * returned: until then a holder's death leaves them claimed for the next holder.
+     *
+     * @return false when the lock was lost (the rest stays claimed for the next holder)
+     */
+    private boolean runBatch(LockHandle handle, long token, List<ParkedItem> batch, Tally tally) {
+        List<ParkedItem> fresh = new ArrayList<>(batch.size());
+        for (ParkedItem item : batch) {
+            if (item.attempts() >= maxAttempts) {
+                run(handle, token, item); // attempts used up before it was claimed: dead-lettered, not applied
+            } else {
+                fresh.add(item);
+            }
+        }
+        if (fresh.isEmpty()) {
+            return true;
+        }
+        if (!handle.isHeld()) {
+            return false;
+        }
+        try {
+            handler.applyAll(List.copyOf(fresh), token);
+        } catch (Exception e) {
+            // None of the batch is known to be applied. The batch's failure is not counted against
+            // any item: the single runs count each item's own failures.
+            log.debug("lock {}: a batch of {} items failed; running them one by one", SafeNames.printable(lock.name()),
+                    fresh.size(), e);
+            for (ParkedItem item : fresh) {
+                if (!handle.isHeld()) {
+                    return false;
+                }
+                if (run(handle, token, item)) {
+                    tally.applied++;
+                }
+            }
+            return true;
+        }
+        for (ParkedItem item : fresh) {
+            lastErrors.remove(item.id());
+            spool.complete(lock.name(), item, token);
+            tally.applied++;
+        }
+        return true;
     }
 
     /** {@return true when the handler applied the item} Tries it until it succeeds or is dead. */

@@ -49,14 +49,44 @@ public final class ParkCounter implements ParkHandler {
         return (payload.hashCode() & 0x7fffffff) % 5 == 0;
     }
 
+    /**
+     * {@return a handler counting into the same directory that also applies whole batches}
+     * ({@link ParkHandler#applyAll}): one batch, one atomic write of the count and all its ids. A
+     * batch holding the poison item, or an item on its failing first attempt, fails as a whole
+     * (nothing written), so the holder runs its items one by one through {@link #apply}.
+     *
+     * @param dir as for the constructor
+     * @param delayMillis how long each batch (and each single item) takes
+     */
+    public static ParkHandler batching(Path dir, long delayMillis) {
+        ParkCounter counter = new ParkCounter(dir, delayMillis);
+        return new ParkHandler() {
+            @Override
+            public void apply(ParkedItem item, long fencingToken) throws Exception {
+                counter.apply(item, fencingToken);
+            }
+
+            @Override
+            public void applyAll(List<ParkedItem> items, long fencingToken) throws Exception {
+                counter.count(items, fencingToken);
+            }
+        };
+    }
+
     @Override
     public void apply(ParkedItem item, long fencingToken) throws Exception {
-        String payload = new String(item.bytes(), StandardCharsets.UTF_8);
-        if (payload.equals(POISON)) {
-            throw new IllegalArgumentException("poison item refused");
-        }
-        if (item.attempts() == 0 && failsOnce(payload)) {
-            throw new IllegalStateException("transient failure of " + payload);
+        count(List.of(item), fencingToken);
+    }
+
+    private void count(List<ParkedItem> items, long fencingToken) throws Exception {
+        for (ParkedItem item : items) {
+            String payload = new String(item.bytes(), StandardCharsets.UTF_8);
+            if (payload.equals(POISON)) {
+                throw new IllegalArgumentException("poison item refused");
+            }
+            if (item.attempts() == 0 && failsOnce(payload)) {
+                throw new IllegalStateException("transient failure of " + payload);
+            }
         }
         // Who runs a handler now, for the proof to kill a holder mid-item.
         Files.writeString(dir.resolve("handling"), Long.toString(ProcessHandle.current().pid()), StandardCharsets.UTF_8);
@@ -64,25 +94,35 @@ public final class ParkCounter implements ParkHandler {
             Thread.sleep(delayMillis / 4);
         }
         Counted counted = read(dir);
-        if (counted.lines.containsKey(item.id())) {
-            Files.writeString(dir.resolve("duplicates"), item.id() + " " + fencingToken + "\n", StandardCharsets.UTF_8,
-                    StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-            return;
+        long count = counted.count;
+        StringBuilder added = new StringBuilder();
+        for (ParkedItem item : items) {
+            if (counted.lines.containsKey(item.id())) {
+                Files.writeString(dir.resolve("duplicates"), item.id() + " " + fencingToken + "\n", StandardCharsets.UTF_8,
+                        StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+                continue;
+            }
+            count++;
+            String payload = new String(item.bytes(), StandardCharsets.UTF_8);
+            added.append(item.id()).append(' ').append(fencingToken).append(' ').append(payload).append('\n');
         }
-        StringBuilder text = new StringBuilder().append(counted.count + 1).append('\n');
+        if (count == counted.count) {
+            return; // every item was counted before: a rerun after a holder died
+        }
+        StringBuilder text = new StringBuilder().append(count).append('\n');
         counted.lines.values().forEach(line -> text.append(line).append('\n'));
-        text.append(item.id()).append(' ').append(fencingToken).append(' ').append(payload).append('\n');
+        text.append(added);
         Path tmp = dir.resolve("counter." + ProcessHandle.current().pid() + "." + Thread.currentThread().getId());
         try (var out = java.nio.channels.FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
             out.write(java.nio.ByteBuffer.wrap(text.toString().getBytes(StandardCharsets.UTF_8)));
             out.force(true);
         }
-        // The count and the id in one atomic step: never one without the other.
+        // The count and the ids in one atomic step: never one without the other.
         Files.move(tmp, dir.resolve("counter"), StandardCopyOption.ATOMIC_MOVE);
         if (delayMillis > 0) {
             // Counted but not yet removed from the spool: a kill here makes the next holder run
-            // the item again, and the id recorded with the count catches it.
+            // the items again, and the ids recorded with the count catch it.
             Thread.sleep(delayMillis - delayMillis / 4);
         }
     }

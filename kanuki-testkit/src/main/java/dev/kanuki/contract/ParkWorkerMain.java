@@ -15,8 +15,9 @@ import java.nio.file.Path;
  * {@link ParkingLock} counting with {@link ParkCounter}, and prints {@code OK I ID OUTCOME} on
  * standard output after each offer returned, then {@code DONE}.
  *
- * <p>Arguments: URI SPOOL NAME COUNTER_DIR TAG FROM TO DELAY_MS POISON_INDEX (-1 for none), where
- * SPOOL is {@code provider} (the provider's own spool) or {@code dir:PATH}.
+ * <p>Arguments: URI SPOOL NAME COUNTER_DIR TAG FROM TO DELAY_MS POISON_INDEX (-1 for none)
+ * [{@code batch}], where SPOOL is {@code provider} (the provider's own spool) or {@code dir:PATH},
+ * and {@code batch} counts whole batches ({@link ParkCounter#batching}).
  */
 public final class ParkWorkerMain {
     private ParkWorkerMain() {
@@ -34,8 +35,11 @@ public final class ParkWorkerMain {
         int poison = Integer.parseInt(args[8]);
         try (LockProvider provider = LockProvider.open(args[0])) {
             WorkSpool spool = spool(provider, args[1]);
+            Path counterDir = Path.of(args[3]);
+            long delay = Long.parseLong(args[7]);
+            boolean batch = args.length > 9 && args[9].equals("batch");
             ParkingLock lock = ParkingLock.builder(provider.lock(args[2]), spool,
-                    new ParkCounter(Path.of(args[3]), Long.parseLong(args[7]))).maxAttempts(3).build();
+                    batch ? ParkCounter.batching(counterDir, delay) : new ParkCounter(counterDir, delay)).maxAttempts(3).build();
             for (int i = from; i < to; i++) {
                 String payload = i == poison ? ParkCounter.POISON : args[4] + "-" + i;
                 Offer offer = lock.offer(payload.getBytes(StandardCharsets.UTF_8));

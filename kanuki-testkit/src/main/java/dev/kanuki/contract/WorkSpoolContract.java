@@ -60,6 +60,8 @@ public abstract class WorkSpoolContract {
     protected WorkSpool spool;
     /** A lock name of this test's own. */
     protected String name;
+    /** Whether the proof's producers count whole batches ({@link ParkCounter#batching}). */
+    private boolean batchProof;
 
     /** For subclasses. */
     public WorkSpoolContract() {
@@ -289,6 +291,170 @@ public abstract class WorkSpoolContract {
     }
 
     /**
+     * A batch handler ({@link ParkHandler#applyAll} overridden) in the spirit of the idempotency
+     * rule: it records what each call got, applies each item once (an id already applied is
+     * skipped), and can be told to fail a batch that holds a given payload after applying the items
+     * before it, or to run a hook at its first batch.
+     */
+    private static final class BatchApplied implements ParkHandler {
+        final Applied effects = new Applied();
+        final Set<String> appliedIds = ConcurrentHashMap.newKeySet();
+        /** Each applyAll call: the token, then the payloads in the order given. */
+        final List<List<String>> batches = Collections.synchronizedList(new ArrayList<>());
+        /** Each apply call: "payload@attempts#token". */
+        final List<String> singles = Collections.synchronizedList(new ArrayList<>());
+        volatile String failBatchAt;
+        volatile Runnable firstBatchHook;
+        final AtomicInteger batchCalls = new AtomicInteger();
+
+        private void applyOnce(ParkedItem item, long token) throws Exception {
+            if (text(item).equals("poison")) {
+                throw new IllegalArgumentException("cannot apply poison");
+            }
+            if (appliedIds.add(item.id())) {
+                effects.apply(item, token);
+            }
+        }
+
+        @Override
+        public void apply(ParkedItem item, long token) throws Exception {
+            singles.add(text(item) + "@" + item.attempts() + "#" + token);
+            applyOnce(item, token);
+        }
+
+        @Override
+        public void applyAll(List<ParkedItem> items, long token) throws Exception {
+            List<String> call = new ArrayList<>();
+            call.add(Long.toString(token));
+            items.forEach(i -> call.add(text(i)));
+            batches.add(call);
+            Runnable hook = firstBatchHook;
+            if (batchCalls.getAndIncrement() == 0 && hook != null) {
+                hook.run();
+            }
+            for (ParkedItem item : items) {
+                if (text(item).equals(failBatchAt)) {
+                    throw new IllegalStateException("batch failed at " + failBatchAt);
+                }
+                applyOnce(item, token);
+            }
+        }
+    }
+
+    /**
+     * A handler that overrides applyAll gets each claimed batch whole, in id order (so one
+     * producer's items in offer order), and its items leave the spool only after it returned.
+     */
+    @Test
+    void aBatchHandlerGetsTheClaimedBatchAndItsItemsLeaveAfterItReturns() {
+        BatchApplied handler = new BatchApplied();
+        List<List<String>> waitingInside = Collections.synchronizedList(new ArrayList<>());
+        ParkHandler observing = new ParkHandler() {
+            @Override
+            public void apply(ParkedItem item, long token) throws Exception {
+                handler.apply(item, token);
+            }
+
+            @Override
+            public void applyAll(List<ParkedItem> items, long token) throws Exception {
+                // What the spool still holds while the batch runs: nothing may have left it yet.
+                waitingInside.add(spool.list(name).stream().map(WorkSpoolContract::text).toList());
+                handler.applyAll(items, token);
+            }
+        };
+        ParkingLock lock = ParkingLock.builder(provider.lock(name), spool, observing).batchSize(3).build();
+        List<String> payloads = List.of("p0", "p1", "p2", "p3", "p4");
+        try (LockHandle busy = provider.lock(name).tryAcquire().orElseThrow()) {
+            for (String payload : payloads) {
+                assertTrue(lock.offer(payload.getBytes(StandardCharsets.UTF_8)).parked());
+            }
+        }
+        assertEquals(5, lock.drain());
+        assertEquals(List.of(List.of("p0", "p1", "p2"), List.of("p3", "p4")),
+                handler.batches.stream().map(b -> b.subList(1, b.size())).toList(), "the batches given to applyAll");
+        assertEquals(List.of(), handler.singles, "a batch that returned normally must not be applied again item by item");
+        assertEquals(List.of(payloads, List.of("p3", "p4")), waitingInside,
+                "items left the spool before applyAll returned");
+        assertEquals(Map.of("p0", 1, "p1", 1, "p2", 1, "p3", 1, "p4", 1), handler.effects.byPayload);
+        assertTrue(lock.waiting().isEmpty());
+        assertTrue(lock.deadLetters().isEmpty());
+    }
+
+    /**
+     * A batch that throws (here after applying the items before the poison item) is run again
+     * item by item: the poison item fails alone, counted against its own attempts only, and ends in
+     * the dead letters; the others are applied, once thanks to the recorded ids.
+     */
+    @Test
+    void aFailedBatchFallsBackToSingleItemsAndThePoisonItemAloneIsDeadLettered() {
+        BatchApplied handler = new BatchApplied();
+        handler.failBatchAt = "poison";
+        ParkingLock lock = ParkingLock.builder(provider.lock(name), spool, handler).maxAttempts(3).build();
+        try (LockHandle busy = provider.lock(name).tryAcquire().orElseThrow()) {
+            for (String payload : List.of("one", "poison", "two", "three")) {
+                assertTrue(lock.offer(payload.getBytes(StandardCharsets.UTF_8)).parked());
+            }
+        }
+        assertEquals(3, lock.drain());
+        assertEquals(1, handler.batches.size(), "batches: " + handler.batches);
+        assertEquals(List.of("one", "poison", "two", "three"), handler.batches.get(0).subList(1, 5));
+        String token = handler.batches.get(0).get(0);
+        // The batch's failure is counted against no item: each single run starts at attempts 0.
+        assertEquals(List.of("one@0#" + token, "poison@0#" + token, "poison@1#" + token, "poison@2#" + token,
+                "two@0#" + token, "three@0#" + token), handler.singles);
+        assertEquals(Map.of("one", 1, "two", 1, "three", 1), handler.effects.byPayload);
+        List<DeadLetter> dead = lock.deadLetters();
+        assertEquals(1, dead.size());
+        assertEquals("poison", text(dead.get(0).item()));
+        assertEquals(3, dead.get(0).item().attempts());
+        assertTrue(dead.get(0).error().contains("cannot apply poison"), dead.get(0).error());
+        assertTrue(lock.waiting().isEmpty());
+    }
+
+    /**
+     * A holder that loses its lock in the middle of a batch (a maximum hold passes; the batch then
+     * fails, as a fenced write refused would make it) leaves the claimed items to the next holder:
+     * it neither runs them one by one under its lost lock nor counts a failure against them.
+     */
+    @Test
+    void aHolderThatLosesItsLockMidBatchLeavesTheItemsToTheNextHolder() throws Exception {
+        BatchApplied handler = new BatchApplied();
+        ParkingLock first = ParkingLock.builder(provider.lock(name).withMaxHold(Duration.ofSeconds(1)), spool, handler)
+                .build();
+        List<String> payloads = List.of("a", "b", "c");
+        try (LockHandle busy = provider.lock(name).tryAcquire().orElseThrow()) {
+            for (String payload : payloads) {
+                assertTrue(first.offer(payload.getBytes(StandardCharsets.UTF_8)).parked());
+            }
+        }
+        AtomicInteger nextApplied = new AtomicInteger();
+        handler.firstBatchHook = () -> {
+            // Another process's provider: it gets the lock once the first holder's maximum hold
+            // has passed, takes over the claimed items and runs them as a batch of its own.
+            try (LockProvider other = LockProvider.open(uri(tempDir))) {
+                ParkingLock next = ParkingLock.builder(other.lock(name), ParkWorkerMain.spool(other, spoolSpec(tempDir)),
+                        handler).build();
+                org.awaitility.Awaitility.await("the next holder's drain").atMost(Duration.ofSeconds(90))
+                        .pollInterval(Duration.ofMillis(50)).until(() -> nextApplied.addAndGet(next.drain()) > 0);
+            }
+            throw new IllegalStateException("the first holder's write refused: its lock was lost");
+        };
+        first.drain();
+        assertEquals(3, nextApplied.get(), "the next holder applied the items");
+        assertEquals(2, handler.batches.size(), "batches: " + handler.batches);
+        long lostToken = Long.parseLong(handler.batches.get(0).get(0));
+        long nextToken = Long.parseLong(handler.batches.get(1).get(0));
+        assertTrue(nextToken > lostToken, "tokens " + lostToken + " then " + nextToken);
+        assertEquals(payloads, handler.batches.get(0).subList(1, 4));
+        assertEquals(payloads, handler.batches.get(1).subList(1, 4));
+        assertEquals(List.of(), handler.singles, "items run one by one after the batch's lock was lost");
+        assertEquals(Map.of("a", 1, "b", 1, "c", 1), handler.effects.byPayload);
+        assertEquals(Set.of(nextToken), handler.effects.tokens);
+        assertTrue(first.waiting().isEmpty());
+        assertTrue(first.deadLetters().isEmpty());
+    }
+
+    /**
      * Threads offering at once: once every offer has returned, nothing is left waiting, with no
      * drain() call; each item applied exactly once (no holder died), tokens rising.
      */
@@ -379,7 +545,8 @@ public abstract class WorkSpoolContract {
         ProcessBuilder builder = new ProcessBuilder(java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-cp", System.getProperty("java.class.path"),
                 ParkWorkerMain.class.getName(), uri(tempDir), spoolSpec(tempDir), name, counterDir.toString(),
-                "w" + slot, Integer.toString(from), Integer.toString(to), "10", Integer.toString(poison));
+                "w" + slot, Integer.toString(from), Integer.toString(to), "10", Integer.toString(poison),
+                batchProof ? "batch" : "single");
         builder.redirectError(tempDir.resolve("worker-" + slot + "-" + from + ".err").toFile());
         return new Worker(builder.start(), slot, from);
     }
@@ -450,6 +617,22 @@ public abstract class WorkSpoolContract {
      */
     @Test
     void everyItemIsCountedOnceWhileProducersAndHoldersAreKilled() throws Exception {
+        proof();
+    }
+
+    /**
+     * The same proof with a handler that counts whole batches ({@link ParkHandler#applyAll}: one
+     * atomic write per batch, a batch holding the poison item or a failing item run again item by
+     * item): holders are killed mid-batch, after the batch's count was written and before its
+     * items left the spool, and still every item is counted once.
+     */
+    @Test
+    void everyItemIsCountedOnceWithABatchHandlerWhileProducersAndHoldersAreKilled() throws Exception {
+        batchProof = true;
+        proof();
+    }
+
+    private void proof() throws Exception {
         int slots = 4;
         int offers = 50;
         int poison = 17; // in slot 0
@@ -463,7 +646,8 @@ public abstract class WorkSpoolContract {
         int holderKills = 0;
         Set<Worker> killed = new HashSet<>();
         List<String> unknown = new ArrayList<>();
-        ParkingLock lock = ParkingLock.builder(provider.lock(name), spool, new ParkCounter(counterDir, 10)).maxAttempts(3).build();
+        ParkHandler counter = batchProof ? ParkCounter.batching(counterDir, 10) : new ParkCounter(counterDir, 10);
+        ParkingLock lock = ParkingLock.builder(provider.lock(name), spool, counter).maxAttempts(3).build();
         for (int round = 0; round < 4; round++) {
             // Strike while work is being done: after another 40 or so items were counted.
             long threshold = 25 + 40L * round + random.nextInt(10);
@@ -551,8 +735,8 @@ public abstract class WorkSpoolContract {
         Path duplicates = counterDir.resolve("duplicates");
         long caught = Files.exists(duplicates) ? Files.readAllLines(duplicates).size() : 0;
         org.slf4j.LoggerFactory.getLogger(WorkSpoolContract.class).info(
-                "park proof over {}: {} items counted, {} kills ({} aimed at a holder in a handler), {} producers"
+                "park proof ({}) over {}: {} items counted, {} kills ({} aimed at a holder in a handler), {} producers"
                         + " failed and replaced, {} duplicates caught by id, {} left for the final drain",
-                spool.describe(), counted.count(), kills, holderKills, failedProducers, caught, late);
+                batchProof ? "batch handler" : "item handler", spool.describe(), counted.count(), kills, holderKills, failedProducers, caught, late);
     }
 }
