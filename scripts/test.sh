@@ -6,9 +6,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# --quick (first argument only): the developer's loop. Leaves out the test classes tagged servers,
+# faults, browser and slow (docs/development.md, "Test tiers"), so needs no server packages, and
+# skips the release-shape check and the Java 25 leg. The other arguments go to mvn as always.
+quick=false
+if [ "${1:-}" = --quick ]; then
+  quick=true
+  shift
+fi
+
 missing=()
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
+if [ "$quick" = false ]; then
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)          # PostgreSQL behind PgBouncer (pool modes)
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
@@ -18,6 +28,7 @@ command -v etcd >/dev/null 2>&1 || [ -x /usr/bin/etcd ] || missing+=(etcd-server
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)                 # browser tests of kanuki demo board
 command -v chromedriver >/dev/null 2>&1 || [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 { [ -d /usr/share/zookeeper ] && [ -f /usr/share/java/zookeeper.jar ]; } || missing+=(zookeeper) # also creates the zookeeper user (servers run as it under root)
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test.sh: installing ${missing[*]}" >&2
@@ -29,6 +40,13 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "test.sh: missing packages: ${missing[*]}; install them (apt-get install ${missing[*]}) and rerun" >&2
     exit 1
   fi
+fi
+
+if [ "$quick" = true ]; then
+  # JUnit 5 tags on the test classes; surefire's excludedGroups property (the pom sets no groups)
+  mvn -B -ntp verify -DexcludedGroups=servers,faults,browser,slow "$@"
+  echo "test.sh: quick tier done (no servers, faults, browser or slow tests; no release check, no Java 25 leg)"
+  exit 0
 fi
 
 mvn -B -ntp verify "$@"

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,6 +28,8 @@ import org.openjdk.jmh.annotations.Param;
  * {@code mvn test} instead of halfway through a long run. Measures nothing. Benchmarks on the
  * {@code file:} backend are skipped while no kanuki backend handles {@code file:}.
  */
+@Tag("servers")
+@Tag("slow")
 class BenchSmokeTest {
 
     private static boolean fileBackendPresent() throws java.io.IOException {

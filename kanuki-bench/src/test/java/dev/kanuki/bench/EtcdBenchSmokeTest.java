@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kanuki.testkit.EtcdServer;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -14,6 +15,8 @@ import org.junit.jupiter.api.Timeout;
  * measures nothing (skipped when etcd is not installed): a raw transaction that finds its key
  * taken throws.
  */
+@Tag("servers")
+@Tag("slow")
 class EtcdBenchSmokeTest {
 
     @Test

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -15,6 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@link FileInterleaved} runs every case in a tiny configuration and both sides do their work
  * (each issues fencing tokens; the handoff partners stay alive). No timing is checked.
  */
+@Tag("slow")
 class FileInterleavedSmokeTest {
 
     @ParameterizedTest

@@ -6,10 +6,13 @@ import dev.kanuki.testkit.MemcachedServer;
 import dev.kanuki.testkit.MissingServerException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** {@link MemcachedInterleaved}'s sides work against a real memcached (skipped when it is not installed). */
+@Tag("servers")
+@Tag("slow")
 class MemcachedBenchSmokeTest {
 
     @Test

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -14,6 +15,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * both modes make updates and the counter equals their number after each (the bench checks it
  * and aborts otherwise; the test checks the figures it reports). No timing is checked.
  */
+@Tag("slow")
 class ParkingBenchSmokeTest {
 
     @ParameterizedTest

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,6 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
  * installed): each side of {@link RedisInterleaved}, {@link RedisHandoffBench}'s parties (in two
  * threads, not two JVMs) and {@link RedisContention}'s contenders do their work. Measures nothing.
  */
+@Tag("servers")
+@Tag("slow")
 class RedisBenchSmokeTest {
     private static RedisServer server;
 

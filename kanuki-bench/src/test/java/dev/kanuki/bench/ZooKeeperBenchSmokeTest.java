@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -17,6 +18,8 @@ import org.junit.jupiter.api.Timeout;
  * measure nothing (skipped when ZooKeeper is not installed). A side that fails throws: a raw
  * create that finds its node, a mutex that is not free, a partner that dies.
  */
+@Tag("servers")
+@Tag("slow")
 class ZooKeeperBenchSmokeTest {
     private static ZooKeeperServer server;
 

@@ -13,12 +13,14 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** What a person meets first: the help, shell completion, and error messages. */
 @Timeout(120)
+@Tag("slow")
 class CliUsabilityTest {
     @TempDir
     Path dir;

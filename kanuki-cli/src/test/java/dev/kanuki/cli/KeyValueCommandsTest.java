@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -25,6 +26,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * from kanuki-testkit, with real holder and worker processes.
  */
 @Timeout(180)
+@Tag("servers")
 class KeyValueCommandsTest {
     private static final Pattern TOKEN = Pattern.compile("token=(\\d+)");
 

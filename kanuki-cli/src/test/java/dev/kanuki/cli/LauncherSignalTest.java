@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * user or a service manager signals is the JVM itself, with no shell, subshell or trap left in
  * between, so SIGHUP to it reaches the command and kanuki exits 129.
  */
+@Tag("slow")
 class LauncherSignalTest {
     @TempDir
     Path dir;

@@ -11,6 +11,7 @@ import dev.kanuki.testkit.PgBouncerServer.PoolMode;
 import dev.kanuki.testkit.PostgresServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * not installed.
  */
 @Timeout(180)
+@Tag("servers")
 class PgBouncerRunTest {
     @TempDir
     Path dir;

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * protobuf), nor ZooKeeper's or Curator's logging; on every backend with a server of its own kind. Cron mails whatever a job writes there. Run through the launcher script, as installed,
  * on this JVM and on a newer one when one is installed.
  */
+@Tag("servers")
 class QuietStderrTest {
     @TempDir
     Path dir;

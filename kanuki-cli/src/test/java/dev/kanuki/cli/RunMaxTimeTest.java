@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,6 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The next holder checks, once it holds the lock, that the first command is gone: no clock decides.
  */
 @Timeout(180)
+@Tag("slow")
 class RunMaxTimeTest {
     /** Ignores SIGTERM (notes it in 'told') and runs until killed. */
     private static final String IGNORES_TERM = "exec 2>cmd.err; echo $$ > cmd.pid; trap 'echo TERM >> told' TERM; "

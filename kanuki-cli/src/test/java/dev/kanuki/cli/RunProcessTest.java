@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,6 +27,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * the command dies with kanuki, learns when the lock is lost, and gets each signal once.
  */
 @Timeout(180)
+@Tag("servers")
+@Tag("slow")
 class RunProcessTest {
     /** Writes its pid and its child's pid, then waits for the child. */
     private static final String PARENT_AND_CHILD =

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -22,6 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * ({@code mkdir}, where the dead holder's pid shows its lock stale).
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Tag("slow")
 class RunStandbyTest {
     /** The leader's command: its pid and token to files, then runs until killed. */
     private static final String LEADER = "echo $$ > leader.pid; echo $KANUKI_FENCING_TOKEN > leader.token; "

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -23,6 +24,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@code mariadb://}, against real servers from kanuki-testkit, with real holder processes.
  */
 @Timeout(180)
+@Tag("servers")
 class SqlCommandsTest {
     private static final Pattern TOKEN = Pattern.compile("token=(\\d+)");
 

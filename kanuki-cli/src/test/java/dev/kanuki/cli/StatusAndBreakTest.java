@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.regex.Pattern;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,6 +26,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * SIGKILL, or alive), real lock files in a temporary directory, the command in child JVMs.
  */
 @Timeout(120)
+@Tag("slow")
 class StatusAndBreakTest {
     private static final String HEADER = "NAME +STATE +STRATEGY +OWNER +AGE +LEASE LEFT +TOKEN";
     private static final String HOST = ProcessIdentity.host(); // the children find the same name

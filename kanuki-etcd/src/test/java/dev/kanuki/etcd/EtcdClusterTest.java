@@ -13,11 +13,13 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 
 /** A three-member etcd cluster: one member dies while locks are held, then the quorum goes. */
 @TestMethodOrder(org.junit.jupiter.api.MethodOrderer.OrderAnnotation.class)
+@Tag("servers")
 class EtcdClusterTest {
     private static EtcdCluster cluster;
 

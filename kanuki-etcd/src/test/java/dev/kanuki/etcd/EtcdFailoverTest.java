@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * waiter already waiting, must still get the lock. The release is sent at several moments after
  * the kill, as the probes did (0–400 ms).
  */
+@Tag("servers")
 class EtcdFailoverTest {
     private static final String OPTIONS = "?lease=3s&timeout=3s";
     /** The election, a few retries and the waiter's watch on a loaded machine, generously. */

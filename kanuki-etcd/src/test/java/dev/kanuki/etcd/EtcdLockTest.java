@@ -31,9 +31,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** What the contract does not show: the session lease, restarts, waking by watch, a paused server. */
+@Tag("servers")
 class EtcdLockTest {
     private static EtcdServer server;
     private static Client admin;

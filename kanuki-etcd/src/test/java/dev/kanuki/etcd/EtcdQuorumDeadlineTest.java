@@ -11,6 +11,7 @@ import dev.kanuki.testkit.EtcdCluster;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * held handle and its provider. Bounds are the deadline plus a generous slack for a loaded
  * machine, never tight.
  */
+@Tag("servers")
 class EtcdQuorumDeadlineTest {
     /** What a loaded machine may add to a deadline; the bugs this guards took 5–15 s more. */
     private static final long SLACK_MILLIS = 2_000;

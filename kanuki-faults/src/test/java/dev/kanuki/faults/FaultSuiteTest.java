@@ -29,6 +29,7 @@ import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.TestFactory;
 
 /**
@@ -42,6 +43,8 @@ import org.junit.jupiter.api.TestFactory;
  * {@code -Dkanuki.faults.only=redis,file:os} runs some targets only, {@code -Dkanuki.faults.faults=SIGSTOPped}
  * the faults whose name contains one of the given words only.
  */
+@Tag("servers")
+@Tag("faults")
 class FaultSuiteTest {
     static final String KILL = "SIGKILL of the holder";
     static final String KILL_ACQUIRING = "SIGKILL mid-acquisition";

@@ -2,9 +2,11 @@ package dev.kanuki.file;
 
 import dev.kanuki.contract.ContractFor;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 
 /** {@code file:DIR?strategy=create} passes the contract. */
 @ContractFor(value = "file", variants = "strategy=create")
+@Tag("slow")
 class FileCreateContractTest extends FileOsContractTest {
     @Override
     protected String uri(Path tempDir) {

@@ -2,9 +2,11 @@ package dev.kanuki.file;
 
 import dev.kanuki.contract.ContractFor;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 
 /** {@code file:DIR?strategy=symlink} passes the contract. */
 @ContractFor(value = "file", variants = "strategy=symlink")
+@Tag("slow")
 class FileSymlinkContractTest extends FileOsContractTest {
     @Override
     protected String uri(Path tempDir) {

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -25,6 +26,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * acquisition either succeeds (the artefact was replaced, not written in place) or fails with an
  * error naming the path.
  */
+@Tag("slow")
 class HardLinkTest {
     private static final byte[] PRECIOUS = "precious data, never to be changed\n".getBytes(StandardCharsets.UTF_8);
 

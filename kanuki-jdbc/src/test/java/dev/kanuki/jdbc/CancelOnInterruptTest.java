@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Timeout;
  * waiter that stayed blocked 30 s after its interrupt behind PgBouncer, in a loaded suite run.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Tag("servers")
 class CancelOnInterruptTest {
     private static PostgresServer pg;
     private static String database;

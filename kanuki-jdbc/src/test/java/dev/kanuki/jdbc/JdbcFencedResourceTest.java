@@ -20,12 +20,14 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.mariadb.jdbc.MariaDbDataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /** A table row that refuses writes with stale fencing tokens, on PostgreSQL and MariaDB. */
+@Tag("servers")
 class JdbcFencedResourceTest {
 
     private static DataSource dataSource(String product) throws Exception {

@@ -4,9 +4,12 @@ import dev.kanuki.contract.ContractFor;
 import dev.kanuki.contract.LockProviderContract;
 import dev.kanuki.testkit.MariaDbServer;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 
 /** {@code mysql://} passes the contract against a real MariaDB server. */
 @ContractFor({"mysql", "mariadb"})
+@Tag("servers")
+@Tag("slow")
 class MysqlContractTest extends LockProviderContract {
     private static String uri;
 

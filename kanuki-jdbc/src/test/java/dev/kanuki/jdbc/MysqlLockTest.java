@@ -25,6 +25,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,6 +34,7 @@ import org.mariadb.jdbc.MariaDbDataSource;
 /** What only the MySQL/MariaDB backend does: server-wide lock names of at most 64 characters, KILL QUERY, DataSources. */
 @SuppressWarnings("try") // HolderProcess.close() may throw InterruptedException; some resources are only held
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Tag("servers")
 class MysqlLockTest {
     private static MariaDbServer server;
     private static String database;

@@ -27,6 +27,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -42,6 +43,7 @@ import org.postgresql.ds.PGSimpleDataSource;
  * {@code pgbouncer} is not installed.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Tag("servers")
 class PgBouncerPoolingTest {
     private static PostgresServer pg;
     private static String database;

@@ -6,6 +6,7 @@ import dev.kanuki.testkit.PgBouncerServer;
 import dev.kanuki.testkit.PgBouncerServer.PoolMode;
 import dev.kanuki.testkit.PostgresServer;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 
 /**
  * {@code postgresql://} through a real PgBouncer in {@code pool_mode=session} passes the
@@ -14,6 +15,8 @@ import java.nio.file.Path;
  * where {@code pgbouncer} is not installed.
  */
 @ContractFor("postgresql")
+@Tag("servers")
+@Tag("slow")
 class PgBouncerSessionContractTest extends LockProviderContract {
     private static PgBouncerServer bouncer; // killed with the test JVM (the test kit's shutdown hook)
     private static String uri;

@@ -4,9 +4,12 @@ import dev.kanuki.contract.ContractFor;
 import dev.kanuki.contract.LockProviderContract;
 import dev.kanuki.testkit.PostgresServer;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 
 /** {@code postgresql://} passes the contract against a real PostgreSQL server. */
 @ContractFor("postgresql")
+@Tag("servers")
+@Tag("slow")
 class PostgresContractTest extends LockProviderContract {
     private static String uri;
 

@@ -25,6 +25,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,6 +34,7 @@ import org.postgresql.ds.PGSimpleDataSource;
 /** What only the PostgreSQL backend does: 64-bit keys and their collisions, shared locks, cancelling a wait, DataSources. */
 @SuppressWarnings("try") // HolderProcess.close() may throw InterruptedException; some resources are only held
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Tag("servers")
 class PostgresLockTest {
     private static PostgresServer pg;
     private static String database;

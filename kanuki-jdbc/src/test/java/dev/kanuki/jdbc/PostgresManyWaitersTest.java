@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * keep trying, and all are served once the other process lets go.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
+@Tag("servers")
 class PostgresManyWaitersTest {
     @TempDir
     Path tempDir;

@@ -21,6 +21,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -34,6 +35,8 @@ import org.junit.jupiter.api.Timeout;
  * hanging.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Tag("servers")
+@Tag("slow")
 abstract class ServerFailureScenarios {
     /** The engine verifies session locks every second; allow for a slow machine. */
     static final Duration NOTICE_BOUND = Duration.ofSeconds(6);

@@ -18,6 +18,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.Test;
  * line, with what to do, on PostgreSQL and MariaDB: not only the driver's words after "cannot
  * connect", with a hint listing everything that could be wrong.
  */
+@Tag("servers")
 class SqlConnectErrorsTest {
     private static final String USER = "kanuki_pw";
     private static final String PASSWORD = "s3cret";

@@ -19,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.Timeout;
  * covers stays. Each test has its own database. {@link PostgresPruneTest}, {@link MysqlPruneTest}.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Tag("servers")
 abstract class SqlPruneContract {
     private static final Duration WAIT = Duration.ofSeconds(30);
     /**

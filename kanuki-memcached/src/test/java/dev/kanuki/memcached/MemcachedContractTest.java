@@ -6,9 +6,12 @@ import dev.kanuki.testkit.MemcachedServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import org.junit.jupiter.api.Tag;
 
 /** {@code memcached://} passes the contract against a real memcached. */
 @ContractFor("memcached")
+@Tag("servers")
+@Tag("slow")
 class MemcachedContractTest extends LockProviderContract {
 
     /** A short lease: a SIGKILLed holder's lock is free after at most 6 s, not 31. */

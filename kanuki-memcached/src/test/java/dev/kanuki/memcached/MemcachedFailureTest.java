@@ -17,12 +17,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Servers that stop, restart, freeze, fill up or evict, with real memcached processes: holders
  * learn through {@code lost()}, nothing waits past its deadline, tokens keep rising.
  */
+@Tag("servers")
 class MemcachedFailureTest {
     private static final Duration BOUND = Duration.ofSeconds(30);
 

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +21,8 @@ import org.junit.jupiter.api.Test;
  * increment, later when it runs ahead of the clock, and a token issued after that is still above
  * every earlier one.
  */
+@Tag("servers")
+@Tag("slow")
 class MemcachedFenceExpiryTest {
     private static final int NAMES = 40;
     private static MemcachedServer server;

@@ -23,10 +23,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** What the contract does not show: round trips, fencing across restarts and lost counters, odd names, a paused holder. */
+@Tag("servers")
 class MemcachedLockTest {
     private static MemcachedServer server;
     private static Admin admin;

@@ -18,9 +18,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The meta-protocol client against a real memcached: pipelining, errors, deadlines, reconnection. */
+@Tag("servers")
 class MetaClientTest {
     private static MemcachedServer server;
     private static MemcachedNode node;

@@ -18,6 +18,7 @@ import java.util.stream.Stream;
 import javax.tools.JavaCompiler;
 import javax.tools.StandardJavaFileManager;
 import javax.tools.ToolProvider;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,6 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * without a class path, locks on {@code file:}, {@code redis://} and {@code postgresql://}: the
  * backends are found as services of named modules, and their dependencies are in the module graph.
  */
+@Tag("servers")
+@Tag("slow")
 class ModularApplicationTest {
     /** Generous: a JVM start and three servers' first connections on a loaded machine. */
     private static final long RUN_LIMIT_SECONDS = 300;

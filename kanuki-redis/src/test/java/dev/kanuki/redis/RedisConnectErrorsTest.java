@@ -12,6 +12,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.Test;
  * a database out of range, a certificate that is not trusted or is for another host, a TLS client
  * talking to a port without TLS.
  */
+@Tag("servers")
 class RedisConnectErrorsTest {
     private static final String PASSWORD = "s3cret";
     private static RedisServer server;

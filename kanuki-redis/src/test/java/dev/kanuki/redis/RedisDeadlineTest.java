@@ -8,6 +8,7 @@ import dev.kanuki.LockProvider;
 import dev.kanuki.testkit.RedisServer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.Test;
  * long the URI's per-command {@code timeout}: the bound is the deadline plus a generous slack for
  * a loaded machine.
  */
+@Tag("servers")
 class RedisDeadlineTest {
     @Test
     void anAcquisitionKeepsItsDeadlineWithTheServerPaused() throws Exception {

@@ -16,12 +16,14 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * A name's fence counter expires once the server clock has passed its last token by
  * {@code fenceMargin}, and a token issued after that is still above every earlier one.
  */
+@Tag("servers")
 class RedisFenceExpiryTest {
     private static final int NAMES = 40;
     private static RedisServer server;

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,6 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
  * after the next was elected, docs/leader.md) is not exercised: SIGKILL does not pause.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Tag("servers")
+@Tag("slow")
 class RedisLeaderElectionProcessTest {
     private static final Duration LEASE = Duration.ofSeconds(5);
     private static RedisServer redis;

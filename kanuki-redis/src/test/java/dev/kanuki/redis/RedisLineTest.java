@@ -22,6 +22,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.Test;
  * (its own connections and inbox); the tests drive the backend as the engine does: attempt,
  * watch, attempt again, wait to be woken.
  */
+@Tag("servers")
 class RedisLineTest {
     private static final Duration LEASE = Duration.ofSeconds(30);
     private static RedisServer server;

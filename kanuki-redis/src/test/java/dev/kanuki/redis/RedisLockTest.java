@@ -32,6 +32,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,6 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  * What the contract does not show: round trips, waiting without polling, writers ahead of readers,
  * pruning of expired readers and permits, script cache loss, restarts, odd names, lost keys.
  */
+@Tag("servers")
 class RedisLockTest {
     private static RedisServer server;
     private static RedisClient admin;

@@ -13,6 +13,7 @@ import dev.kanuki.testkit.RedisServer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,6 +24,8 @@ import org.junit.jupiter.api.Test;
  * lease there, its renewals then reach the new primary, nobody else gets the lock meanwhile, and
  * the next holder's token is higher.
  */
+@Tag("servers")
+@Tag("slow")
 class RedisSentinelFailoverTest {
     /** Long enough that the client follows the failover before the key runs out on the new primary. */
     private static final Duration LEASE = Duration.ofSeconds(20);

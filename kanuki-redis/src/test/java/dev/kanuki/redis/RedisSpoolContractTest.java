@@ -3,8 +3,10 @@ package dev.kanuki.redis;
 import dev.kanuki.contract.WorkSpoolContract;
 import dev.kanuki.testkit.RedisServer;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 
 /** The Redis store's own spool ({@code LockProvider.spool()} on {@code redis://}) passes the spool contract against a real redis-server. */
+@Tag("servers")
 class RedisSpoolContractTest extends WorkSpoolContract {
     @Override
     protected String uri(Path tempDir) {

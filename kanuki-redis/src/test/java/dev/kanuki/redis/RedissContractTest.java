@@ -4,9 +4,12 @@ import dev.kanuki.contract.ContractFor;
 import dev.kanuki.contract.LockProviderContract;
 import dev.kanuki.testkit.RedisServer;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 
 /** {@code rediss://} passes the contract against a real redis-server speaking only TLS. */
 @ContractFor("rediss")
+@Tag("servers")
+@Tag("slow")
 class RedissContractTest extends LockProviderContract {
     private static RedisServer server;
 

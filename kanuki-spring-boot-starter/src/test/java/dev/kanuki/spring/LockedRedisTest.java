@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -20,6 +21,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
  * port): another process's holder makes a call skip, and a lock taken away behind its holder
  * interrupts the method.
  */
+@Tag("servers")
+@Tag("slow")
 class LockedRedisTest {
 
     @Test

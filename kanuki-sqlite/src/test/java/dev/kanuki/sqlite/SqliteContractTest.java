@@ -12,9 +12,11 @@ import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 
 /** {@code sqlite:DIR} passes the contract. */
 @ContractFor("sqlite")
+@Tag("slow")
 class SqliteContractTest extends LockProviderContract {
     @Override
     protected String uri(Path tempDir) {

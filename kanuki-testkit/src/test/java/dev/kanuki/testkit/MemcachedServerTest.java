@@ -13,9 +13,11 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The test kit's memcached: its own port, options, stop, restart on the same port, pause. */
+@Tag("servers")
 class MemcachedServerTest {
 
     /** Sends one text-protocol line and returns the first line of the answer. */

@@ -12,9 +12,11 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The test kit starts real servers, on their own ports, and survives kill and restart. */
+@Tag("servers")
 class TestServersTest {
 
     @Test

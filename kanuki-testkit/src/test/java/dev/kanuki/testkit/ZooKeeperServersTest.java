@@ -3,9 +3,11 @@ package dev.kanuki.testkit;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The test ZooKeeper servers start, serve, and an ensemble serves only with a quorum. */
+@Tag("servers")
 class ZooKeeperServersTest {
 
     @Test

@@ -9,8 +9,10 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 
 /** A test class's own ZooKeeper server, and a plain Curator client on it to look at the nodes. */
+@Tag("servers")
 abstract class WithZooKeeperServer {
     static ZooKeeperServer server;
     static CuratorFramework admin;

@@ -4,6 +4,7 @@ import dev.kanuki.contract.ContractFor;
 import dev.kanuki.contract.LockProviderContract;
 import dev.kanuki.testkit.ZooKeeperServer;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 
 /**
  * {@code zookeeper://} passes the contract against a real ZooKeeper. The session timeout is 1.2 s
@@ -11,6 +12,7 @@ import java.nio.file.Path;
  * expects a session lock to free within 2 s.
  */
 @ContractFor("zookeeper")
+@Tag("servers")
 class ZooKeeperContractTest extends LockProviderContract {
 
     @Override

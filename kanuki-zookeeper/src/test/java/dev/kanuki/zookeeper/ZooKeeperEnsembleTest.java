@@ -16,11 +16,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 
 /** A three-server ZooKeeper ensemble: one member dies while a lock is held, then the quorum goes. */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Tag("servers")
 class ZooKeeperEnsembleTest {
     private static ZooKeeperEnsemble ensemble;
 

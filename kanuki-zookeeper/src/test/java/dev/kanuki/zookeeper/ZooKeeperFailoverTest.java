@@ -18,6 +18,7 @@ import org.apache.curator.retry.RetryOneTime;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,6 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * member), and the lock node must still go, so that another JVM, or a waiter already in line, gets
  * the lock. The release is sent at several moments after the kill, as the probes did (0–400 ms).
  */
+@Tag("servers")
+@Tag("slow")
 class ZooKeeperFailoverTest {
     /** Sessions of 4 s: a dead member's clients move within it, and the session survives the election. */
     private static final String OPTIONS = "?session=4s&timeout=3s";

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,6 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
  * sessions from 400 ms, and expires them at the next tick).
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Tag("servers")
+@Tag("slow")
 class ZooKeeperLeaderElectionProcessTest {
     private static final Duration SESSION = Duration.ofSeconds(5);
     private static ZooKeeperServer server;

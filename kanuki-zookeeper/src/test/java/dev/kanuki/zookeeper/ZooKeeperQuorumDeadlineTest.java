@@ -12,6 +12,7 @@ import dev.kanuki.testkit.ZooKeeperEnsemble;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.Test;
  * before, and closing a held handle and its provider. Bounds are the deadline plus a generous
  * slack for a loaded machine, never tight.
  */
+@Tag("servers")
 class ZooKeeperQuorumDeadlineTest {
     /** What a loaded machine may add to a deadline. */
     private static final long SLACK_MILLIS = 2_000;

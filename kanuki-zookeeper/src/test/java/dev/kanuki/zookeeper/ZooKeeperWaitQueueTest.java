@@ -22,6 +22,7 @@ import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Contended waiting: one queue per name, FIFO across JVMs, each waiter watching one node, no
  * place left behind; the read-write rule on that queue.
  */
+@Tag("slow")
 class ZooKeeperWaitQueueTest extends WithZooKeeperServer {
     @TempDir
     java.nio.file.Path tempDir;
