@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # --quick (first argument only): the developer's loop. Leaves out the test classes tagged servers,
-# faults, browser and slow (docs/development.md, "Test tiers"), so needs no server packages, and
+# faults, browser and slow (docs/architecture.md, "Test tiers"), so needs no server packages, and
 # skips the release-shape check and the Java 25 leg. The other arguments go to mvn as always.
 quick=false
 if [ "${1:-}" = --quick ]; then
