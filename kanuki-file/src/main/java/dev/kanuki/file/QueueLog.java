@@ -44,6 +44,8 @@ final class QueueLog {
     private final Map<String, Contender> contenders = new LinkedHashMap<>();
     /** Arrivals (id and arrival time) that have left: a copy of one read later is stale, not a new arrival. */
     private final java.util.Set<String> departed = new java.util.HashSet<>();
+    /** Ids whose removal came before any arrival of theirs ({@link #leave}). */
+    private final java.util.Set<String> leftBeforeArriving = new java.util.HashSet<>();
 
     static QueueLog replay(String text) {
         QueueLog log = new QueueLog();
@@ -67,7 +69,7 @@ final class QueueLog {
                         c.leaseUntil = Math.max(c.leaseUntil, parse(f[1]));
                     }
                 }
-                case 'R' -> log.depart(log.contenders.remove(body));
+                case 'R' -> log.leave(body);
                 case 'T' -> {
                     String[] f = body.split(" ");
                     Contender c = f.length == 2 ? log.contenders.get(f[0]) : null;
@@ -112,11 +114,28 @@ final class QueueLog {
     private void arrive(TtlRecord record) {
         Contender present = contenders.get(record.id());
         if (present != null && present.record.acquiredMillis() == record.acquiredMillis()
-                || departed.contains(arrivalKey(record))) {
+                || departed.contains(arrivalKey(record)) || leftBeforeArriving.contains(record.id())) {
             return;
         }
         contenders.remove(record.id());
         contenders.put(record.id(), new Contender(record));
+    }
+
+    /**
+     * A removal. One that comes before its contender's arrival is kept too: a compaction forwards
+     * the lines appended to the file it replaced after lines already appended to the new one, so
+     * a holder that arrived, took the lock and left during a compaction can have its removal in
+     * the new file ahead of its forwarded arrival and token. Its id is one acquisition's and never
+     * arrives again after leaving, so the later arrival is stale: without this it would look like
+     * a live holder until its lease ran out.
+     */
+    private void leave(String id) {
+        Contender c = contenders.remove(id);
+        if (c != null) {
+            depart(c);
+        } else {
+            leftBeforeArriving.add(id);
+        }
     }
 
     private void depart(Contender c) {

@@ -55,4 +55,17 @@ class QueueLogTest {
         assertEquals(1, log.place("p", T0 + LEASE + 6));
         assertEquals("q", log.holder(T0 + LEASE + 6).record.id());
     }
+
+    @Test
+    void aRemovalAheadOfItsForwardedArrivalKeepsTheHolderGone() {
+        // p arrived and took the lock in the file a compaction was replacing, and released into the
+        // new file; the compaction then forwarded p's arrival and token behind the removal (seen in
+        // a run: the queue stayed blocked by p until its lease ran out).
+        String text = arrival("q", T0) + QueueLog.removal("p") + arrival("p", T0 + 1) + QueueLog.token("p", 9)
+                + arrival("r", T0 + 2);
+        QueueLog log = QueueLog.replay(text);
+        assertNull(log.get("p"), "p left; its forwarded arrival must stay dead");
+        assertEquals("q", log.holder(T0 + 3).record.id());
+        assertEquals(1, log.place("r", T0 + 3));
+    }
 }
